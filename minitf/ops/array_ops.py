@@ -1,0 +1,371 @@
+"""Ops that create, reshape and combine tensors without arithmetic."""
+
+import numpy as np
+
+from minitf.framework import dtypes
+from minitf.framework.graph import Tensor, get_default_graph
+from minitf.framework.tensor_shape import TensorShape, as_shape
+from minitf.ops.core import constant, convert_to_tensor, make_op, name_scope
+
+
+def _static_ints(value, what):
+    """A shape/axis/perm argument as a list of ints, known at build time."""
+    if isinstance(value, Tensor):
+        if value.op.type != "Const":
+            raise TypeError("minitf needs `%s` known when the graph is built (a Python list "
+                            "or a constant), got the tensor %s." % (what, value.name))
+        value = value.op.get_attr("value")
+    if isinstance(value, TensorShape):
+        value = value.as_list()
+    return [int(v) for v in np.asarray(value).reshape(-1).tolist()]
+
+
+def placeholder(dtype, shape=None, name=None):
+    """A tensor whose value must be fed: ``sess.run(y, {x: value})``."""
+    dtype = dtypes.as_dtype(dtype).base_dtype
+    shape = as_shape(shape)
+    op = make_op("Placeholder", [], [dtype], [shape], name=name or "Placeholder",
+                 attrs={"dtype": dtype, "shape": shape}, graph=get_default_graph())
+    return op.outputs[0]
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002
+    with name_scope(name, "PlaceholderWithDefault", [input]) as scope:
+        x = convert_to_tensor(input)
+        op = make_op("PlaceholderWithDefault", [x], [x.dtype.base_dtype], [as_shape(shape)],
+                     name=scope, attrs={"dtype": x.dtype.base_dtype, "shape": as_shape(shape)})
+    return op.outputs[0]
+
+
+def identity(input, name=None):  # noqa: A002
+    """The same value under a new name (and, if pinned, on another device)."""
+    x = convert_to_tensor(input)
+    op = make_op("Identity", [x], [x.dtype.base_dtype], [x.shape], name=name or "Identity",
+                 attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def stop_gradient(input, name=None):  # noqa: A002
+    x = convert_to_tensor(input)
+    op = make_op("StopGradient", [x], [x.dtype.base_dtype], [x.shape],
+                 name=name or "StopGradient", attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def reshape(tensor, shape, name=None):
+    with name_scope(name, "Reshape", [tensor]) as scope:
+        x = convert_to_tensor(tensor, name="tensor")
+        dims = _static_ints(shape, "shape")
+        if dims.count(-1) > 1:
+            raise ValueError("Cannot infer multiple unknown dimensions in shape %s" % dims)
+        n = x.shape.num_elements()
+        out = list(dims)
+        known = int(np.prod([d for d in dims if d != -1])) if dims else 1
+        if -1 in dims:
+            if n is not None:
+                if known == 0 or n % known:
+                    raise ValueError("Cannot reshape a tensor with %d elements to shape %s "
+                                     "(%d elements) for '{{node %s}}'"
+                                     % (n, dims, known, scope[:-1]))
+                out[dims.index(-1)] = n // known
+            else:
+                out[dims.index(-1)] = None
+        elif n is not None and n != known:
+            raise ValueError("Cannot reshape a tensor with %d elements to shape [%s] (%d "
+                             "elements) for '{{node %s}} = Reshape[T=DT_%s, Tshape=DT_INT32]"
+                             "'" % (n, ",".join(map(str, dims)), known, scope[:-1],
+                                    x.dtype.name.upper()))
+        shape_t = constant(np.array(dims, dtype=np.int32), name="shape")
+        op = make_op("Reshape", [x, shape_t], [x.dtype.base_dtype], [TensorShape(out)],
+                     name=scope, attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def transpose(a, perm=None, name="transpose"):
+    with name_scope(name, "transpose", [a]) as scope:
+        x = convert_to_tensor(a, name="a")
+        rank = x.shape.ndims
+        if perm is None:
+            if rank is None:
+                raise ValueError("minitf needs the rank of %s to transpose it." % x.name)
+            perm = list(range(rank))[::-1]
+        perm = _static_ints(perm, "perm")
+        if rank is not None:
+            if sorted(perm) != list(range(rank)):
+                raise ValueError("Dimension must be %d but is %d for '{{node %s}}'"
+                                 % (rank, len(perm), scope[:-1]))
+            dims = x.shape.as_list()
+            shape = TensorShape([dims[p] for p in perm])
+        else:
+            shape = TensorShape([None] * len(perm))
+        perm_t = constant(np.array(perm, dtype=np.int32), name="perm")
+        op = make_op("Transpose", [x, perm_t], [x.dtype.base_dtype], [shape], name=scope,
+                     attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def stack(values, axis=0, name="stack"):
+    """Join same-shape tensors along a new axis (TF's ``Pack``)."""
+    with name_scope(name, "stack", values) as scope:
+        values = [convert_to_tensor(v) for v in values]
+        if not values:
+            raise ValueError("stack needs at least one tensor.")
+        dt = values[0].dtype.base_dtype
+        shape = values[0].shape
+        for v in values[1:]:
+            if v.dtype.base_dtype != dt:
+                raise TypeError("Tensors in list passed to 'values' of 'Pack' Op have types "
+                                "[%s] that don't all match."
+                                % ", ".join(x.dtype.name for x in values))
+            if not shape.is_compatible_with(v.shape):
+                raise ValueError("Shapes must be equal rank, but are %d and %d for '{{node "
+                                 "%s}}'" % (shape.ndims, v.shape.ndims, scope[:-1]))
+            shape = shape.merge_with(v.shape)
+        if shape.ndims is None:
+            out = TensorShape(None)
+        else:
+            dims = shape.as_list()
+            rank = len(dims) + 1
+            if not -rank <= axis < rank:
+                raise ValueError("axis = %d not in [%d, %d)" % (axis, -rank, rank))
+            axis %= rank
+            out = TensorShape(dims[:axis] + [len(values)] + dims[axis:])
+        op = make_op("Pack", values, [dt], [out], name=scope,
+                     attrs={"T": dt, "N": len(values), "axis": axis})
+    return op.outputs[0]
+
+
+def unstack(value, num=None, axis=0, name="unstack"):
+    """Split a tensor into a list along ``axis`` (TF's ``Unpack``)."""
+    with name_scope(name, "unstack", [value]) as scope:
+        x = convert_to_tensor(value)
+        if x.shape.ndims is None:
+            raise ValueError("Cannot infer argument `num` from shape %s" % x.shape)
+        dims = x.shape.as_list()
+        rank = len(dims)
+        if not -rank <= axis < rank:
+            raise ValueError("axis = %d not in [%d, %d)" % (axis, -rank, rank))
+        axis %= rank
+        if num is None:
+            num = dims[axis]
+            if num is None:
+                raise ValueError("Cannot infer argument `num` from shape %s" % x.shape)
+        out = TensorShape(dims[:axis] + dims[axis + 1:])
+        op = make_op("Unpack", [x], [x.dtype.base_dtype] * num, [out] * num, name=scope,
+                     attrs={"T": x.dtype.base_dtype, "num": num, "axis": axis})
+    return op.outputs
+
+
+def concat(values, axis, name="concat"):
+    with name_scope(name, "concat", values) as scope:
+        values = [convert_to_tensor(v) for v in values]
+        if len(values) == 1:
+            return identity(values[0], name=scope)
+        dt = values[0].dtype.base_dtype
+        for v in values:
+            if v.dtype.base_dtype != dt:
+                raise TypeError("Tensors in list passed to 'values' of 'ConcatV2' Op have "
+                                "types [%s] that don't all match."
+                                % ", ".join(x.dtype.name for x in values))
+        axis = _static_ints(axis, "axis")[0]
+        ranks = {v.shape.ndims for v in values} - {None}
+        if len(ranks) > 1:
+            raise ValueError("Shape must be rank %d but is rank %d for '{{node %s}}'"
+                             % (min(ranks), max(ranks), scope[:-1]))
+        if ranks:
+            rank = ranks.pop()
+            if not -rank <= axis < rank:
+                raise ValueError("Shape must be at least rank %d but is rank %d for '{{node "
+                                 "%s}}'" % (axis + 1, rank, scope[:-1]))
+            axis %= rank
+            out = None
+            for v in values:
+                dims = v.shape.as_list() if v.shape.ndims is not None else [None] * rank
+                if out is None:
+                    out = list(dims)
+                    continue
+                for i in range(rank):
+                    if i == axis:
+                        out[i] = None if out[i] is None or dims[i] is None else out[i] + dims[i]
+                    elif out[i] is not None and dims[i] is not None and out[i] != dims[i]:
+                        raise ValueError("Dimension %d in both shapes must be equal, but are "
+                                         "%d and %d. for '{{node %s}}'"
+                                         % (i, out[i], dims[i], scope[:-1]))
+                    elif out[i] is None:
+                        out[i] = dims[i]
+            shape = TensorShape(out)
+        else:
+            shape = TensorShape(None)
+        axis_t = constant(np.int32(axis), name="axis")
+        op = make_op("ConcatV2", values + [axis_t], [dt], [shape], name=scope,
+                     attrs={"T": dt, "N": len(values), "axis": axis})
+    return op.outputs[0]
+
+
+def fill(dims, value, name=None):
+    with name_scope(name, "Fill", [value]) as scope:
+        shape = _static_ints(dims, "dims")
+        v = convert_to_tensor(value, name="value")
+        dims_t = constant(np.array(shape, dtype=np.int32), name="dims")
+        op = make_op("Fill", [dims_t, v], [v.dtype.base_dtype], [TensorShape(shape)],
+                     name=scope, attrs={"T": v.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def zeros(shape, dtype=dtypes.float32, name=None):
+    dtype = dtypes.as_dtype(dtype)
+    shape = _static_ints(shape, "shape")
+    with name_scope(name, "zeros", []) as scope:
+        return constant(np.zeros(shape, dtype=dtype.np_dtype) if dtype != dtypes.string
+                        else np.full(shape, b"", dtype=object), dtype=dtype, name=scope)
+
+
+def ones(shape, dtype=dtypes.float32, name=None):
+    dtype = dtypes.as_dtype(dtype)
+    shape = _static_ints(shape, "shape")
+    with name_scope(name, "ones", []) as scope:
+        return constant(np.ones(shape, dtype=dtype.np_dtype), dtype=dtype, name=scope)
+
+
+def _like(op_type, tensor, dtype, name):
+    x = convert_to_tensor(tensor)
+    dtype = dtypes.as_dtype(dtype).base_dtype if dtype is not None else x.dtype.base_dtype
+    with name_scope(name, op_type.replace("Like", "s_like").lower(), [x]) as scope:
+        op = make_op(op_type, [x], [dtype], [x.shape], name=scope,
+                     attrs={"T": x.dtype.base_dtype, "dtype": dtype})
+    return op.outputs[0]
+
+
+def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    return _like("ZerosLike", tensor, dtype, name)
+
+
+def ones_like(tensor, dtype=None, name=None, optimize=True):
+    return _like("OnesLike", tensor, dtype, name)
+
+
+def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002
+    x = convert_to_tensor(input)
+    out_type = dtypes.as_dtype(out_type)
+    rank = x.shape.ndims
+    op = make_op("Shape", [x], [out_type], [TensorShape([rank])], name=name or "Shape",
+                 attrs={"T": x.dtype.base_dtype, "out_type": out_type})
+    return op.outputs[0]
+
+
+def size(input, name=None, out_type=dtypes.int32):  # noqa: A002
+    x = convert_to_tensor(input)
+    out_type = dtypes.as_dtype(out_type)
+    op = make_op("Size", [x], [out_type], [TensorShape([])], name=name or "Size",
+                 attrs={"T": x.dtype.base_dtype, "out_type": out_type})
+    return op.outputs[0]
+
+
+def rank(input, name=None):  # noqa: A002
+    x = convert_to_tensor(input)
+    op = make_op("Rank", [x], [dtypes.int32], [TensorShape([])], name=name or "Rank",
+                 attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
+    axis = axis if axis is not None else dim
+    x = convert_to_tensor(input)
+    if x.shape.ndims is None:
+        raise ValueError("minitf needs the rank of %s for expand_dims." % x.name)
+    dims = x.shape.as_list()
+    axis = int(axis)
+    if axis < 0:
+        axis += len(dims) + 1
+    return reshape(x, [(-1 if d is None else d) for d in dims[:axis]] + [1] +
+                   [(-1 if d is None else d) for d in dims[axis:]], name=name or "ExpandDims")
+
+
+def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
+    axis = axis if axis is not None else squeeze_dims
+    x = convert_to_tensor(input)
+    dims = x.shape.as_list()
+    if axis is None:
+        keep = [d for d in dims if d != 1]
+    else:
+        axes = {a % len(dims) for a in np.atleast_1d(axis).tolist()}
+        for a in axes:
+            if dims[a] != 1:
+                raise ValueError("Can not squeeze dim[%d], expected a dimension of 1, got %s"
+                                 % (a, dims[a]))
+        keep = [d for i, d in enumerate(dims) if i not in axes]
+    return reshape(x, [(-1 if d is None else d) for d in keep], name=name or "Squeeze")
+
+
+def where(condition, x=None, y=None, name=None):
+    """``tf.where(cond, x, y)``: elementwise choice (TF1 ``Select``)."""
+    if x is None and y is None:
+        c = convert_to_tensor(condition, name="condition")
+        rank_ = c.shape.ndims
+        op = make_op("Where", [c], [dtypes.int64], [TensorShape([None, rank_])],
+                     name=name or "Where", attrs={"T": c.dtype.base_dtype})
+        return op.outputs[0]
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    with name_scope(name, "Select", [condition, x, y]) as scope:
+        c = convert_to_tensor(condition, name="condition")
+        if c.dtype.base_dtype != dtypes.bool:
+            raise TypeError("Input 'condition' of 'Select' Op has type %s that does not "
+                            "match expected type of bool." % c.dtype.name)
+        from minitf.ops.math_ops import _binary_inputs
+        x, y = _binary_inputs("Select", x, y)
+        if not x.shape.is_compatible_with(y.shape):
+            raise ValueError("Shapes %s and %s are incompatible" % (x.shape, y.shape))
+        shape = x.shape.merge_with(y.shape)
+        if c.shape.ndims not in (None, 0) and shape.ndims is not None and \
+                c.shape.ndims != 1 and not c.shape.is_compatible_with(shape):
+            raise ValueError("Shapes must be equal rank, but are %s and %s for '{{node %s}}'"
+                             % (c.shape.ndims, shape.ndims, scope[:-1]))
+        op = make_op("Select", [c, x, y], [x.dtype.base_dtype], [shape], name=scope,
+                     attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def _slice_spec(key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    return key
+
+
+def _getitem(tensor, key):
+    """``t[1]``, ``t[:, 0]``, ``t[1:3]``: basic indexing with ints, slices,
+    ``None`` (new axis) and ``...``; computed by a ``StridedSlice`` op."""
+    spec = []
+    for k in _slice_spec(key):
+        if isinstance(k, slice):
+            spec.append(("slice", k.start, k.stop, k.step))
+        elif k is Ellipsis:
+            spec.append(("ellipsis",))
+        elif k is None:
+            spec.append(("newaxis",))
+        elif isinstance(k, (int, np.integer)):
+            spec.append(("index", int(k)))
+        else:
+            raise TypeError("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis "
+                            "(`None`) are valid indices in minitf, got %r" % (k,))
+    x = tensor
+    if x.shape.ndims is None:
+        raise ValueError("minitf needs the rank of %s to index it." % x.name)
+    # Work out the static output shape with a dummy array of that shape.
+    dims = [d if d is not None else 2 for d in x.shape.as_list()]
+    probe = np.empty(dims, dtype=np.int8)
+    np_key = tuple(slice(*s[1:]) if s[0] == "slice" else Ellipsis if s[0] == "ellipsis"
+                   else None if s[0] == "newaxis" else s[1] for s in spec)
+    try:
+        out_shape = probe[np_key].shape
+    except IndexError as e:
+        raise ValueError("slice index out of bounds for %s: %s" % (x.name, e)) from None
+    if None in x.shape.as_list():
+        out_shape = [None] * len(out_shape)  # conservative when inputs are partly unknown
+    with name_scope(None, "strided_slice", [x]) as scope:
+        op = make_op("StridedSlice", [x], [x.dtype.base_dtype], [TensorShape(out_shape)],
+                     name=scope, attrs={"T": x.dtype.base_dtype, "spec": spec})
+    return op.outputs[0]
+
+
+Tensor.__getitem__ = _getitem

@@ -1,0 +1,274 @@
+"""TF1 ref variables: ``VariableV2``, ``v/read``, ``v/Assign``.
+
+A ``tf.Variable(0.0, name="v")`` adds four ops to the graph::
+
+    v/initial_value (Const) --> v/Assign (Assign) <-- v (VariableV2)
+                                                        |
+                                                        v
+                                                     v/read (Identity)
+
+``v`` outputs a *reference* to a buffer kept in the session's (or server's)
+resource manager, not a value. ``v/Assign`` writes the initial value through
+that reference; it is ``v.initializer``. ``v/read`` reads the current value;
+it is what ``v`` means when used in math (``v * 2``). Reading before the
+initializer ran fails with "Attempting to use uninitialized value v".
+
+The buffer outlives ``sess.run`` calls, and on a server it outlives sessions:
+that is how two sessions on one server share a variable.
+"""
+
+import numpy as np
+
+from minitf.framework import dtypes
+from minitf.framework.graph import GraphKeys, get_default_graph
+from minitf.framework.tensor_shape import TensorShape, as_shape
+from minitf.ops.core import convert_to_tensor, make_op, name_scope
+
+
+def _variable_op(shape, dtype, name, container="", shared_name=""):
+    op = make_op("VariableV2", [], [dtype._as_ref], [shape], name=name,
+                 attrs={"shape": shape, "dtype": dtype, "container": container,
+                        "shared_name": shared_name}, graph=get_default_graph())
+    return op.outputs[0]
+
+
+def _assign_like(op_type, ref, value, name, validate_shape=True, use_locking=None):
+    value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
+    if op_type == "Assign" and validate_shape and \
+            not ref.shape.is_compatible_with(value.shape):
+        raise ValueError("Dimension %s and %s are not compatible: shapes must be equal for "
+                         "'{{node %s}} = Assign'" % (ref.shape, value.shape, name or op_type))
+    if op_type != "Assign" and not ref.shape.is_compatible_with(value.shape):
+        raise ValueError("Shapes %s and %s are incompatible" % (ref.shape, value.shape))
+    shape = ref.shape if (op_type != "Assign" or validate_shape) else value.shape
+    attrs = {"T": ref.dtype.base_dtype, "use_locking": bool(use_locking)}
+    if op_type == "Assign":
+        attrs["validate_shape"] = bool(validate_shape)
+    op = make_op(op_type, [ref, value], [ref.dtype], [shape], name=name or op_type,
+                 attrs=attrs)
+    return op.outputs[0]
+
+
+def assign(ref, value, validate_shape=None, use_locking=None, name=None):
+    """Write ``value`` into variable ``ref``; the result reads the new value."""
+    if isinstance(ref, Variable):
+        return ref.assign(value, use_locking=use_locking, name=name)
+    return _assign_like("Assign", ref, value, name,
+                        True if validate_shape is None else validate_shape, use_locking)
+
+
+def assign_add(ref, value, use_locking=None, name=None):
+    if isinstance(ref, Variable):
+        return ref.assign_add(value, use_locking=use_locking, name=name)
+    return _assign_like("AssignAdd", ref, value, name, use_locking=use_locking)
+
+
+def assign_sub(ref, value, use_locking=None, name=None):
+    if isinstance(ref, Variable):
+        return ref.assign_sub(value, use_locking=use_locking, name=name)
+    return _assign_like("AssignSub", ref, value, name, use_locking=use_locking)
+
+
+class Variable:
+    """A TF1 ref variable (see the module docstring for the ops it creates)."""
+
+    def __init__(self, initial_value=None, trainable=True, collections=None,
+                 validate_shape=True, caching_device=None, name=None, variable_def=None,
+                 dtype=None, expected_shape=None, import_scope=None, constraint=None,
+                 use_resource=None, synchronization=None, aggregation=None, shape=None):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        graph = get_default_graph()
+        if collections is None:
+            collections = [GraphKeys.GLOBAL_VARIABLES]
+        collections = list(collections)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(GraphKeys.TRAINABLE_VARIABLES)
+        self._trainable = trainable
+        init_is_callable = callable(initial_value)
+        with name_scope(name, "Variable", [] if init_is_callable else [initial_value]) as scope:
+            if init_is_callable:
+                with graph.name_scope("Initializer"), graph.device(None):
+                    initial_value = convert_to_tensor(initial_value(), dtype=dtype,
+                                                      name="initial_value")
+            else:
+                initial_value = convert_to_tensor(initial_value, dtype=dtype,
+                                                  name="initial_value")
+            var_shape = as_shape(shape) if shape is not None else (
+                initial_value.shape if validate_shape else TensorShape(None))
+            if validate_shape and not var_shape.is_fully_defined():
+                raise ValueError("initial_value must have a shape specified: %s"
+                                 % initial_value)
+            self._variable = _variable_op(var_shape, initial_value.dtype.base_dtype,
+                                          name=scope)
+            self._initial_value = initial_value
+            with graph.colocate_with(self._variable.op):
+                self._initializer_op = _assign_like(
+                    "Assign", self._variable, initial_value, "Assign",
+                    validate_shape=validate_shape).op
+            with graph.colocate_with(self._variable.op):
+                self._snapshot = make_op("Identity", [self._variable],
+                                         [self._variable.dtype.base_dtype],
+                                         [self._variable.shape], name="read",
+                                         attrs={"T": self._variable.dtype.base_dtype}
+                                         ).outputs[0]
+        graph.add_to_collections(collections, self)
+        self._graph = graph
+        self._save_slice_info = None
+
+    # -- identity ----------------------------------------------------------------------
+    name = property(lambda self: self._variable.name)
+    op = property(lambda self: self._variable.op)
+    graph = property(lambda self: self._graph)
+    dtype = property(lambda self: self._variable.dtype)
+    device = property(lambda self: self._variable.device)
+    initializer = property(lambda self: self._initializer_op)
+    initial_value = property(lambda self: self._initial_value)
+    trainable = property(lambda self: self._trainable)
+
+    @property
+    def shape(self):
+        return self._variable.shape
+
+    def get_shape(self):
+        return self._variable.shape
+
+    def value(self):
+        """The ``v/read`` tensor: the variable's current value in a step."""
+        return self._snapshot
+
+    def read_value(self):
+        """A fresh read of the value (an ``Identity`` of ``v/read``)."""
+        from minitf.ops.array_ops import identity
+        return identity(self._variable, name="read")
+
+    def _ref(self):
+        """The ``VariableV2`` output itself (dtype ``float32_ref``)."""
+        return self._variable
+
+    def _as_graph_element(self):
+        return self._variable
+
+    def eval(self, session=None):
+        return self._variable.eval(session=session)
+
+    def load(self, value, session=None):
+        from minitf.runtime.session import _session_for
+        sess = _session_for(session, self._graph)
+        sess.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
+
+    # -- updates ------------------------------------------------------------------------
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        with self._graph.as_default():
+            t = _assign_like("Assign", self._variable, value, name, True, use_locking)
+        return t if read_value else t.op
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        with self._graph.as_default():
+            t = _assign_like("AssignAdd", self._variable, delta, name, use_locking=use_locking)
+        return t if read_value else t.op
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        with self._graph.as_default():
+            t = _assign_like("AssignSub", self._variable, delta, name, use_locking=use_locking)
+        return t if read_value else t.op
+
+    def is_initialized(self, name=None):
+        return is_variable_initialized(self, name=name)
+
+    def set_shape(self, shape):
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
+    def __repr__(self):
+        return "<tf.Variable '%s' shape=%s dtype=%s>" % (self.name, self.shape, self.dtype.name)
+
+
+# Math on a variable means math on its value: ``v * 2`` reads ``v/read``.
+def _forward_operator(name):
+    def op(self, *args):
+        return getattr(self._snapshot, name)(*args)
+    op.__name__ = name
+    return op
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+              "__truediv__", "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__",
+              "__rmod__", "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__",
+              "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__getitem__",
+              "__and__", "__rand__", "__or__", "__ror__", "__invert__"):
+    setattr(Variable, _name, _forward_operator(_name))
+Variable.__hash__ = object.__hash__
+Variable.__array_priority__ = 100
+
+VariableV1 = Variable
+RefVariable = Variable
+
+
+def is_variable_initialized(variable, name=None):
+    ref = variable._ref() if isinstance(variable, Variable) else variable
+    op = make_op("IsVariableInitialized", [ref], [dtypes.bool], [TensorShape([])],
+                 name=name or "IsVariableInitialized", attrs={"dtype": ref.dtype.base_dtype})
+    return op.outputs[0]
+
+
+# -- collections and initializers ------------------------------------------------------------
+def global_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def local_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def trainable_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def model_variables(scope=None):
+    return get_default_graph().get_collection(GraphKeys.MODEL_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name="init"):
+    """One op that runs every listed variable's initializer."""
+    from minitf.ops.control_flow_ops import group, no_op
+    if var_list:
+        return group(*[v.initializer for v in var_list], name=name)
+    return no_op(name=name)
+
+
+initialize_variables = variables_initializer
+
+
+def global_variables_initializer():
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    return variables_initializer(local_variables())
+
+
+initialize_local_variables = local_variables_initializer
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A string tensor with the names of the variables not yet initialized."""
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    from minitf.ops.array_ops import stack
+    with name_scope(name, "report_uninitialized_variables", []) as scope:
+        if not var_list:
+            from minitf.ops.core import constant
+            return constant(np.array([], dtype=object), dtype=dtypes.string, name=scope)
+        flags = stack([is_variable_initialized(v) for v in var_list])
+        names = np.array([v.op.name.encode() for v in var_list], dtype=object)
+        op = make_op("ReportUninitialized", [flags], [dtypes.string], [TensorShape([None])],
+                     name=scope, attrs={"names": names})
+    return op.outputs[0]
+
