@@ -1,3 +1,4 @@
+# conformance: placement-log
 # Ops pinned to a GPU that does not exist (or has no kernel for the dtype).
 from engine import tf
 
@@ -18,10 +19,10 @@ with tf.Session() as sess:
         print("names the op:", "counter" in e.message)
         print("names the device:", "/device:GPU:0" in e.message)
 
-# With soft placement the placer falls back to the CPU.
-config = tf.ConfigProto(allow_soft_placement=True)
+# With soft placement the placer falls back to the CPU (the log shows it).
+config = tf.ConfigProto(allow_soft_placement=True, log_device_placement=True)
 with tf.Session(config=config) as sess:
     sess.run(counter.initializer)
-    print("counter:", sess.run(counter))
+    print("counter:", sess.run(counter), "plus one:", sess.run(counter + 1))
     print("doubled:", repr(sess.run(doubled)))
     print("requested device unchanged:", doubled.op.device)
