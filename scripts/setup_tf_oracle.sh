@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Make (or reuse) a separate venv with real TensorFlow, the conformance oracle,
+# and print the path of its python on stdout (everything else goes to stderr):
+#
+#   export MINITF_TF_PYTHON="$(scripts/setup_tf_oracle.sh)"
+#
+# Where:    ${MINITF_TF_VENV:-$HOME/.cache/minitf/tf-venv}
+# What:     ${MINITF_TF_SPEC:-tensorflow-cpu==2.21.*}  (the goldens under
+#           tests/conformance/programs were recorded with TF 2.21)
+# Python:   ${MINITF_TF_BASE_PYTHON:-python3}, which must be one TF supports.
+#
+# Quick when the venv already imports tensorflow; rebuilt when it is broken.
+# Exits non-zero, loudly, when it cannot produce a working TensorFlow.
+set -euo pipefail
+
+venv="${MINITF_TF_VENV:-$HOME/.cache/minitf/tf-venv}"
+spec="${MINITF_TF_SPEC:-tensorflow-cpu==2.21.*}"
+base_python="${MINITF_TF_BASE_PYTHON:-python3}"
+py="$venv/bin/python"
+
+log() { echo "setup_tf_oracle: $*" >&2; }
+
+fail() {
+    {
+        echo
+        echo "############################################################"
+        echo "# setup_tf_oracle: FAILED: $*"
+        echo "# No real TensorFlow oracle at $venv."
+        echo "############################################################"
+        echo
+    } >&2
+    exit 1
+}
+
+works() {
+    [ -x "$py" ] && TF_CPP_MIN_LOG_LEVEL=3 "$py" -c "import tensorflow" >/dev/null 2>&1
+}
+
+if works; then
+    log "reusing $venv"
+    echo "$py"
+    exit 0
+fi
+
+if [ -e "$venv" ]; then
+    log "$venv exists but cannot import tensorflow: rebuilding it"
+    rm -rf "$venv"
+fi
+
+command -v "$base_python" >/dev/null 2>&1 || fail "no base python '$base_python'"
+log "creating $venv with $("$base_python" --version 2>&1) and installing $spec (a few minutes)"
+mkdir -p "$(dirname "$venv")"
+"$base_python" -m venv "$venv" >&2 || fail "could not create the venv (python3-venv missing?)"
+"$py" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2 \
+    || fail "could not upgrade pip in the venv"
+"$py" -m pip install --quiet --disable-pip-version-check "$spec" >&2 \
+    || fail "pip could not install '$spec' (no network, or no wheel for this python?)"
+works || fail "tensorflow was installed but does not import"
+
+log "ready: $("$py" -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import tensorflow as tf; print("tensorflow", tf.__version__)' 2>/dev/null)"
+echo "$py"
