@@ -36,7 +36,7 @@ def group(*inputs, **kwargs):
         return no_op(name=name or "group_deps")
 
 
-def tuple(tensors, name=None, control_inputs=None):  # noqa: A001
+def tuple_(tensors, name=None, control_inputs=None):
     """Return tensors that are only available after *all* of ``tensors`` are."""
     from minitf.ops.array_ops import identity
     graph = get_default_graph()

@@ -1,0 +1,244 @@
+"""The ``tf`` namespace: ``import minitf.compat.v1 as tf``.
+
+Everything a TF1 program reaches through ``tf.`` is re-exported here from the
+module that implements it, so a learner can jump from ``tf.matmul`` to its
+source in one step.
+"""
+
+import types as _types
+
+from minitf.framework import dtypes as _dtypes
+from minitf.framework import errors  # noqa: F401  (tf.errors)
+from minitf.framework.device_spec import MutableDeviceSpec as DeviceSpec  # noqa: F401
+from minitf.framework.dtypes import (DType, as_dtype, bfloat16, bool, double,  # noqa: F401,A004
+                                     float16, float32, float64, half, int8, int16, int32,
+                                     int64, string, uint8, uint16)
+from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa: F401
+                                    get_default_graph, reset_default_graph)
+from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
+from minitf.ops import array_ops as _array_ops
+from minitf.ops import control_flow_ops as _control_flow_ops
+from minitf.ops import math_ops as _math_ops
+from minitf.ops import nn_ops as _nn_ops
+from minitf.ops import random_ops as _random_ops
+from minitf.ops import variables as _variables
+from minitf.ops.core import constant, convert_to_tensor, is_tensor  # noqa: F401
+from minitf.runtime.config import (ConfigProto, GPUOptions, GraphOptions,  # noqa: F401
+                                   OptimizerOptions, RunMetadata, RunOptions)
+from minitf.runtime.session import (InteractiveSession, Session,  # noqa: F401
+                                    get_default_session)
+
+# -- graph building --------------------------------------------------------------------------
+placeholder = _array_ops.placeholder
+placeholder_with_default = _array_ops.placeholder_with_default
+identity = _array_ops.identity
+stop_gradient = _array_ops.stop_gradient
+reshape = _array_ops.reshape
+transpose = _array_ops.transpose
+stack = _array_ops.stack
+unstack = _array_ops.unstack
+concat = _array_ops.concat
+fill = _array_ops.fill
+zeros = _array_ops.zeros
+ones = _array_ops.ones
+zeros_like = _array_ops.zeros_like
+ones_like = _array_ops.ones_like
+shape = _array_ops.shape
+size = _array_ops.size
+rank = _array_ops.rank
+expand_dims = _array_ops.expand_dims
+squeeze = _array_ops.squeeze
+where = _array_ops.where
+
+add = _math_ops.add
+subtract = _math_ops.subtract
+multiply = _math_ops.multiply
+divide = _math_ops.divide
+truediv = _math_ops.truediv
+realdiv = _math_ops.realdiv
+floordiv = _math_ops.floordiv
+floormod = _math_ops.floormod
+mod = _math_ops.mod
+pow = _math_ops.pow  # noqa: A001
+maximum = _math_ops.maximum
+minimum = _math_ops.minimum
+squared_difference = _math_ops.squared_difference
+negative = _math_ops.negative
+abs = _math_ops.abs  # noqa: A001
+square = _math_ops.square
+sqrt = _math_ops.sqrt
+rsqrt = _math_ops.rsqrt
+exp = _math_ops.exp
+log = _math_ops.log
+sign = _math_ops.sign
+reciprocal = _math_ops.reciprocal
+floor = _math_ops.floor
+ceil = _math_ops.ceil
+round = _math_ops.round  # noqa: A001
+tanh = _math_ops.tanh
+sigmoid = _math_ops.sigmoid
+cast = _math_ops.cast
+to_float = _math_ops.to_float
+to_int32 = _math_ops.to_int32
+to_int64 = _math_ops.to_int64
+equal = _math_ops.equal
+not_equal = _math_ops.not_equal
+less = _math_ops.less
+less_equal = _math_ops.less_equal
+greater = _math_ops.greater
+greater_equal = _math_ops.greater_equal
+logical_and = _math_ops.logical_and
+logical_or = _math_ops.logical_or
+logical_not = _math_ops.logical_not
+add_n = _math_ops.add_n
+matmul = _math_ops.matmul
+reduce_sum = _math_ops.reduce_sum
+reduce_mean = _math_ops.reduce_mean
+reduce_max = _math_ops.reduce_max
+reduce_min = _math_ops.reduce_min
+reduce_prod = _math_ops.reduce_prod
+reduce_all = _math_ops.reduce_all
+reduce_any = _math_ops.reduce_any
+argmax = _math_ops.argmax
+argmin = _math_ops.argmin
+
+random_uniform = _random_ops.random_uniform
+random_normal = _random_ops.random_normal
+truncated_normal = _random_ops.truncated_normal
+set_random_seed = _random_ops.set_random_seed
+
+no_op = _control_flow_ops.no_op
+group = _control_flow_ops.group
+tuple = _control_flow_ops.tuple_  # noqa: A001
+
+Variable = _variables.Variable
+assign = _variables.assign
+assign_add = _variables.assign_add
+assign_sub = _variables.assign_sub
+is_variable_initialized = _variables.is_variable_initialized
+global_variables = _variables.global_variables
+all_variables = _variables.all_variables
+local_variables = _variables.local_variables
+trainable_variables = _variables.trainable_variables
+model_variables = _variables.model_variables
+variables_initializer = _variables.variables_initializer
+initialize_variables = _variables.initialize_variables
+global_variables_initializer = _variables.global_variables_initializer
+initialize_all_variables = _variables.initialize_all_variables
+local_variables_initializer = _variables.local_variables_initializer
+initialize_local_variables = _variables.initialize_local_variables
+report_uninitialized_variables = _variables.report_uninitialized_variables
+
+newaxis = None
+
+
+# -- scopes -------------------------------------------------------------------------------------
+def device(device_name_or_function):
+    """Request a device for the ops created in the block (see Graph.device)."""
+    return get_default_graph().device(device_name_or_function)
+
+
+def name_scope(name, default_name=None, values=None):
+    """TF1's ``tf.name_scope(name, default_name=None, values=None)``."""
+    from minitf.ops.core import name_scope as _name_scope
+    return _name_scope(name, default_name, values)
+
+
+def control_dependencies(control_inputs):
+    return get_default_graph().control_dependencies(control_inputs)
+
+
+def colocate_with(op, ignore_existing=False):
+    return get_default_graph().colocate_with(op, ignore_existing)
+
+
+def container(container_name):
+    """Stateful ops created in the block keep their state in this container."""
+    return get_default_graph().container(container_name)
+
+
+def get_collection(key, scope=None):
+    return get_default_graph().get_collection(key, scope)
+
+
+def get_collection_ref(key):
+    return get_default_graph().get_collection_ref(key)
+
+
+def add_to_collection(name, value):
+    get_default_graph().add_to_collection(name, value)
+
+
+def add_to_collections(names, value):
+    get_default_graph().add_to_collections(names, value)
+
+
+# -- TF2 switches (minitf is always TF1-style) ---------------------------------------------
+def disable_eager_execution():
+    """minitf only builds graphs, so there is nothing to disable."""
+
+
+def disable_v2_behavior():
+    """minitf already behaves like TF1 (graphs, ref variables, v1 shapes)."""
+
+
+def disable_resource_variables():
+    """minitf variables are TF1 ref variables already."""
+
+
+def enable_eager_execution(*args, **kwargs):
+    from minitf.framework.errors import UnimplementedError
+    raise UnimplementedError(None, None, "minitf runs TF1-style graphs only; eager execution "
+                             "is not part of it. Build a graph and run it in a tf.Session.")
+
+
+def executing_eagerly():
+    return False
+
+
+# -- sub-namespaces ------------------------------------------------------------------------------
+nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations and losses.")
+nn.relu = _nn_ops.relu
+nn.sigmoid = _nn_ops.sigmoid
+nn.tanh = _nn_ops.tanh
+nn.softmax = _nn_ops.softmax
+nn.log_softmax = _nn_ops.log_softmax
+nn.softmax_cross_entropy_with_logits = _nn_ops.softmax_cross_entropy_with_logits
+nn.softmax_cross_entropy_with_logits_v2 = _nn_ops.softmax_cross_entropy_with_logits_v2
+nn.sparse_softmax_cross_entropy_with_logits = _nn_ops.sparse_softmax_cross_entropy_with_logits
+
+math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
+for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
+              "maximum", "minimum", "squared_difference", "negative", "abs", "square", "sqrt",
+              "rsqrt", "exp", "log", "sign", "reciprocal", "floor", "ceil", "round", "tanh",
+              "sigmoid", "equal", "not_equal", "less", "less_equal", "greater",
+              "greater_equal", "logical_and", "logical_or", "logical_not", "add_n",
+              "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+              "reduce_all", "reduce_any", "argmax", "argmin"):
+    setattr(math, _name, globals()[_name])
+math.pow = pow
+
+dtypes = _dtypes
+
+random = _types.ModuleType("minitf.compat.v1.random", "tf.random")
+random.uniform = random_uniform
+random.normal = random_normal
+random.truncated_normal = truncated_normal
+random.set_random_seed = set_random_seed
+
+train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and training.")
+
+
+def _install_train():
+    from minitf.distributed import cluster_spec
+    train.ClusterSpec = cluster_spec.ClusterSpec
+    try:
+        from minitf.distributed.server import Server
+        train.Server = Server
+    except ImportError:  # the server lands with the distributed runtime
+        pass
+
+
+_install_train()
+
+__all__ = sorted(n for n in list(globals()) if not n.startswith("_"))

@@ -1,0 +1,478 @@
+"""CPU kernels: the numpy-array functions the registry calls for device CPU.
+
+This file is the *front* of every kernel: it checks arguments the way
+TensorFlow does, reshapes inputs into the simple layouts the Numba loop nests
+expect, picks the serial or the parallel variant, and hands back a numpy array
+of the right dtype (a 0-d array for 0-d inputs, never a Python scalar). The
+loop nests themselves live in one module per family:
+
+* :mod:`.elementwise` -- one scalar function per op, made into ufuncs;
+* :mod:`.reduce`      -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
+* :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
+* :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
+* :mod:`.compile`     -- lazy, cached compilation and the parallel switch.
+
+Nothing is compiled when this module is imported: the first call for a given
+(op, dtype) compiles that one kernel (or loads it from numba's disk cache).
+
+Dtype policy:
+
+* bool, int32, int64, float32, float64 run natively.
+* float16 and ``ml_dtypes.bfloat16`` are storage types: the kernels compute in
+  float32 and round once at the end (numba has no half arithmetic on CPUs).
+* Inputs with fewer than :data:`~.compile.PARALLEL_MIN_SIZE` elements use the
+  serial kernel (a few microseconds per call); larger ones the multi-threaded one.
+
+Functions whose work is a pure memory copy with numpy semantics equal to TF's
+(``cast``) call numpy directly; see their docstrings.
+"""
+
+import numpy as np
+import ml_dtypes
+
+from minitf.framework.errors import InvalidArgumentError
+from minitf.kernels.cpu import elementwise, matmul as _matmul, nn as _nn, reduce as _reduce
+from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
+                                        ufunc_kernel)
+
+__all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
+           "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
+           "sparse_softmax_xent", "PARALLEL_MIN_SIZE"]
+
+_F32 = np.dtype(np.float32)
+_HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+_NATIVE_KIND = {np.dtype(np.bool_): "b", np.dtype(np.int32): "i", np.dtype(np.int64): "i",
+                _F32: "f", np.dtype(np.float64): "f"}
+
+
+def _compute_dtype(dtype):
+    """The dtype a kernel computes in: float32 for the half types, else itself."""
+    return _F32 if dtype in _HALF_TYPES else dtype
+
+
+def _as_array(r, dtype):
+    """Numpy ufuncs return scalars for 0-d inputs; the runtime wants arrays."""
+    if type(r) is not np.ndarray:
+        r = np.asarray(r)
+    if r.dtype != dtype:
+        r = r.astype(dtype)
+    return r
+
+
+def _kind(op, table, dtype):
+    kind = _NATIVE_KIND.get(dtype)
+    fn = table[op].get(kind) if kind is not None else None
+    if fn is None:
+        raise TypeError("minitf cpu kernel %s does not support dtype %s" % (op, dtype))
+    return fn
+
+
+def _numba_type_name(dtype):
+    return "boolean" if dtype == np.bool_ else dtype.name
+
+
+def _is_big_contiguous(x):
+    return x.size >= PARALLEL_MIN_SIZE and x.flags.c_contiguous
+
+
+def _call(kernel, parallel, *args):
+    if parallel:
+        with PARALLEL_LOCK:
+            return kernel(*args)
+    return kernel(*args)
+
+
+# ------------------------------------------------------------ elementwise ----
+
+def unary(op, x):
+    """``op`` applied to every element of ``x`` (same shape and dtype).
+
+    The serial ufunc loop is ``for i: out[i] = f(x[i])``; inputs of at least
+    PARALLEL_MIN_SIZE contiguous elements split that loop over threads.
+    """
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _compute_dtype(dtype)
+    fn = _kind(op, elementwise.UNARY_FUNCTIONS, cdtype)
+    if cdtype is not dtype:
+        x = x.astype(cdtype)
+    t = _numba_type_name(cdtype)
+    parallel = _is_big_contiguous(x)
+    kernel = ufunc_kernel(fn, "%s(%s)" % (t, t), parallel)
+    if cdtype.kind == "f":
+        with np.errstate(all="ignore"):   # TF never warns about inf/NaN results
+            r = _call(kernel, parallel, x)
+    else:
+        r = _call(kernel, parallel, x)
+    return _as_array(r, dtype)
+
+
+def _check_binary(op, y, kind):
+    if kind != "i":
+        return
+    if op in ("RealDiv", "FloorDiv", "FloorMod") and not y.all():
+        raise InvalidArgumentError(None, None, "Integer division by zero")
+    if op == "Pow" and y.size and y.min() < 0:
+        raise InvalidArgumentError(None, None,
+                                   "Integers to negative integer powers are not allowed")
+
+
+def binary(op, x, y):
+    """``op(x, y)`` elementwise with numpy broadcasting.
+
+    Output dtype: the input dtype, or bool for comparisons and logical ops.
+    Parallel when both operands are large, contiguous and of one shape (or one
+    is a single element): numba's parallel ufunc pays a thread launch per inner
+    loop, so a broadcast with a short inner loop runs serially (numpy's speed).
+    """
+    x = np.asarray(x)
+    y = np.asarray(y)
+    dtype = x.dtype
+    cdtype = _compute_dtype(dtype)
+    fn = _kind(op, elementwise.BINARY_FUNCTIONS, cdtype)
+    kind = _NATIVE_KIND[cdtype]
+    _check_binary(op, y, kind)
+    if cdtype is not dtype:
+        x = x.astype(cdtype)
+        y = y.astype(cdtype)
+    bool_out = op in elementwise.BOOL_OUTPUT
+    t = _numba_type_name(cdtype)
+    sig = "%s(%s, %s)" % ("boolean" if bool_out else t, t, t)
+    parallel = ((x.shape == y.shape and _is_big_contiguous(x) and y.flags.c_contiguous)
+                or (y.size == 1 and _is_big_contiguous(x))
+                or (x.size == 1 and _is_big_contiguous(y)))
+    kernel = ufunc_kernel(fn, sig, parallel)
+    if kind == "f":
+        with np.errstate(all="ignore"):
+            r = _call(kernel, parallel, x, y)
+    else:
+        r = _call(kernel, parallel, x, y)
+    return _as_array(r, np.dtype(np.bool_) if bool_out else dtype)
+
+
+def select(cond, x, y):
+    """``x`` where ``cond`` else ``y``, elementwise with broadcasting (np.where).
+
+    Half types are selected through their 16-bit patterns (no arithmetic needed).
+    """
+    cond = np.asarray(cond, dtype=np.bool_)
+    x = np.asarray(x)
+    y = np.asarray(y)
+    dtype = x.dtype
+    work = np.dtype(np.uint16) if dtype in _HALF_TYPES else dtype
+    if work is not dtype:
+        x = x.view(work)
+        y = y.view(work)
+    t = _numba_type_name(work)
+    parallel = (cond.shape == x.shape == y.shape and _is_big_contiguous(x)
+                and cond.flags.c_contiguous and y.flags.c_contiguous)
+    kernel = ufunc_kernel(elementwise.select, "%s(boolean, %s, %s)" % (t, t, t), parallel)
+    r = _as_array(_call(kernel, parallel, cond, x, y), work)
+    return r.view(dtype) if work is not dtype else r
+
+
+def add_n(xs):
+    """The elementwise sum of a list of same-shape arrays (TF's AddN).
+
+    Accumulates into one output buffer: ``out = xs[0] + xs[1]; out += xs[i]``.
+    """
+    xs = [np.asarray(x) for x in xs]
+    dtype = xs[0].dtype
+    if len(xs) == 1:
+        return xs[0].copy()
+    cdtype = _compute_dtype(dtype)
+    xs = [x.astype(cdtype, copy=False) for x in xs]
+    fn = _kind("AddV2", elementwise.BINARY_FUNCTIONS, cdtype)
+    t = _numba_type_name(cdtype)
+    parallel = _is_big_contiguous(xs[0]) and all(x.flags.c_contiguous for x in xs)
+    kernel = ufunc_kernel(fn, "%s(%s, %s)" % (t, t, t), parallel)
+    with np.errstate(all="ignore"):
+        out = _as_array(_call(kernel, parallel, xs[0], xs[1]), cdtype)
+        for x in xs[2:]:
+            if out.ndim:
+                _call(kernel, parallel, out, x, out)
+            else:
+                out = _as_array(kernel(out, x), cdtype)
+    return out.astype(dtype, copy=False)
+
+
+def cast(x, np_dtype):
+    """``x`` converted to ``np_dtype`` with TensorFlow's rules.
+
+    float -> int truncates toward zero, number -> bool is ``x != 0``, bool ->
+    number is 0/1, float <-> bfloat16 rounds to nearest even. These are exactly
+    the C conversions numpy's ``astype`` performs, at memory speed, so this one
+    kernel is numpy: a Numba loop would do the same work and add nothing.
+    """
+    x = np.asarray(x)
+    with np.errstate(all="ignore"):
+        return x.astype(np.dtype(np_dtype))
+
+
+# ------------------------------------------------------------- reductions ----
+
+_IDENTITY = {"Sum": 0, "Prod": 1}
+
+
+def _three_d(x, axes):
+    """View ``x`` as a C-contiguous ``[A, K, B]`` array with the reduced axes in K.
+
+    If the reduced axes are one block (e.g. the last axes, the first axes, or
+    all of them), this is a free reshape; otherwise they are transposed to the
+    end first (one copy).
+    """
+    shape = x.shape
+    lo, hi = axes[0], axes[-1] + 1
+    if hi - lo == len(axes):
+        A = int(np.prod(shape[:lo], dtype=np.int64))
+        K = int(np.prod(shape[lo:hi], dtype=np.int64))
+        B = int(np.prod(shape[hi:], dtype=np.int64))
+        return np.ascontiguousarray(x).reshape(A, K, B)
+    kept = [i for i in range(x.ndim) if i not in axes]
+    moved = np.ascontiguousarray(x.transpose(kept + list(axes)))
+    K = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    return moved.reshape(-1, K, 1)
+
+
+def _chunks(A, K, size):
+    """How many k-chunks per output row: enough items to keep every thread busy."""
+    if size < PARALLEL_MIN_SIZE:
+        return 1, False
+    threads = max(1, _reduce.numba.get_num_threads())
+    if A >= threads:
+        return 1, True
+    return max(1, min(K, -(-threads // A) * 2)), True
+
+
+def _run_reduce(code, x3, init_value, acc_dtype):
+    A, K, B = x3.shape
+    C, parallel = _chunks(A, K, x3.size)
+    partial = np.empty((A, C, B), acc_dtype)
+    kernel = jit_kernel(_reduce.reduce_kernel,
+                        _reduce.reduce_signature(x3.dtype, acc_dtype),
+                        fastmath={"reassoc"})
+    _call(kernel, parallel, x3, code, acc_dtype.type(init_value), partial, parallel)
+    if C == 1:
+        return partial[:, 0, :]
+    if code == _reduce.SUM:
+        return partial.sum(axis=1)
+    if code == _reduce.PROD:
+        return partial.prod(axis=1)
+    return partial.max(axis=1) if code == _reduce.MAX else partial.min(axis=1)
+
+
+def _lowest_highest(dtype):
+    if dtype.kind == "f":
+        return -np.inf, np.inf
+    info = np.iinfo(dtype)
+    return info.min, info.max
+
+
+def reduce(op, x, axes, keepdims):
+    """Sum/Mean/Max/Min/Prod/All/Any of ``x`` over ``axes`` (a tuple of ints).
+
+    Output dtype = input dtype (int sums wrap like TF's int32 arithmetic). Mean
+    of integers truncates. Over an empty axis: Sum 0, Prod 1, Max lowest
+    (-inf), Min highest (+inf), All True, Any False, float Mean NaN, int Mean 0.
+    See :mod:`.reduce` for the loop nest.
+    """
+    x = np.asarray(x)
+    dtype = x.dtype
+    axes = tuple(sorted(set(int(a) for a in axes)))
+    if not axes:
+        return x.copy()
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims \
+        else tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    if op in ("All", "Any"):
+        if dtype != np.bool_:
+            raise TypeError("minitf cpu kernel %s needs bool input, got %s" % (op, dtype))
+        u8 = np.dtype(np.uint8)
+        code = _reduce.MIN if op == "All" else _reduce.MAX
+        r = _run_reduce(code, _three_d(x.view(u8), axes), 1 if op == "All" else 0, u8)
+        return np.ascontiguousarray(r).view(np.bool_).reshape(out_shape)
+    cdtype = _compute_dtype(dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu kernel %s does not support dtype %s" % (op, dtype))
+    if cdtype is not dtype:
+        x = x.astype(cdtype)
+    code = _reduce.SUM if op == "Mean" else _reduce.OP_CODES[op]
+    acc_dtype = _reduce.accumulator_dtype(cdtype, code)
+    if code == _reduce.MAX:
+        init = _lowest_highest(cdtype)[0]
+    elif code == _reduce.MIN:
+        init = _lowest_highest(cdtype)[1]
+    else:
+        init = _IDENTITY["Prod" if code == _reduce.PROD else "Sum"]
+    x3 = _three_d(x, axes)
+    r = _run_reduce(code, x3, init, acc_dtype)
+    if op == "Mean":
+        count = x3.shape[1]
+        if cdtype.kind == "f":
+            with np.errstate(all="ignore"):
+                r = r / count if count else np.full(r.shape, np.nan)
+        elif count == 0:
+            r = np.zeros(r.shape, cdtype)
+        else:
+            s = r.astype(cdtype)                  # wrap first, like TF's int32 sum
+            q = s // count
+            r = q + ((q < 0) & (q * count != s))  # floor -> truncate toward zero
+    return np.asarray(r).astype(dtype).reshape(out_shape)
+
+
+def _arg_reduce(find_max, x, axis, out_np_dtype):
+    x = np.asarray(x)
+    axis = int(axis)
+    if axis < 0:
+        axis += x.ndim
+    if x.shape[axis] == 0:
+        raise InvalidArgumentError(
+            None, None, "Reduction axis %d is empty in shape %s"
+            % (axis, "[" + ",".join(str(d) for d in x.shape) + "]"))
+    cdtype = _compute_dtype(x.dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu ArgMax/ArgMin does not support dtype %s" % x.dtype)
+    x3 = _three_d(x.astype(cdtype, copy=False), (axis,))
+    A, K, B = x3.shape
+    C, parallel = _chunks(A, K, x3.size)
+    best = np.empty((A, C, B), cdtype)
+    where = np.empty((A, C, B), np.int64)
+    kernel = jit_kernel(_reduce.arg_reduce_kernel, _reduce.arg_reduce_signature(cdtype))
+    _call(kernel, parallel, x3, find_max, best, where, parallel)
+    if C == 1:
+        idx = where[:, 0, :]
+    else:
+        winner = best.argmax(axis=1) if find_max else best.argmin(axis=1)
+        idx = np.take_along_axis(where, winner[:, None, :], axis=1)[:, 0, :]
+    out_shape = x.shape[:axis] + x.shape[axis + 1:]
+    return idx.reshape(out_shape).astype(out_np_dtype)
+
+
+def argmax(x, axis, out_np_dtype):
+    """Index of the largest value along ``axis`` (the first one on ties)."""
+    return _arg_reduce(True, x, axis, out_np_dtype)
+
+
+def argmin(x, axis, out_np_dtype):
+    """Index of the smallest value along ``axis`` (the first one on ties)."""
+    return _arg_reduce(False, x, axis, out_np_dtype)
+
+
+# ----------------------------------------------------------------- matmul ----
+
+def matmul(a, b, transpose_a=False, transpose_b=False):
+    """``a @ b`` for 2-D operands, or batched (leading dims broadcast) for ndim >= 3.
+
+    float32/float64 go to BLAS through ``np.matmul`` (transposes stay views, so
+    BLAS reads them in place); half types multiply in float32. Integers use the
+    Numba kernel in :mod:`.matmul`.
+    """
+    a = np.asarray(a)
+    b = np.asarray(b)
+    dtype = a.dtype
+    if transpose_a:
+        a = np.swapaxes(a, -1, -2)
+    if transpose_b:
+        b = np.swapaxes(b, -1, -2)
+    cdtype = _compute_dtype(dtype)
+    if cdtype.kind == "f":
+        if cdtype is not dtype:
+            a = a.astype(cdtype)
+            b = b.astype(cdtype)
+        return _as_array(np.matmul(a, b), dtype)
+    if _NATIVE_KIND.get(cdtype) != "i":
+        raise TypeError("minitf cpu MatMul does not support dtype %s" % dtype)
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
+    if b.shape[-2] != K:
+        raise InvalidArgumentError(
+            None, None, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
+            % (list(a.shape), list(b.shape)))
+    a3 = np.ascontiguousarray(np.broadcast_to(a, batch + (M, K))).reshape(-1, M, K)
+    b3 = np.ascontiguousarray(np.broadcast_to(b, batch + (K, N))).reshape(-1, K, N)
+    out = np.empty((a3.shape[0], M, N), dtype)
+    parallel = a3.shape[0] * M * K * N >= PARALLEL_MIN_SIZE
+    kernel = jit_kernel(_matmul.matmul_kernel, _matmul.matmul_signature(dtype))
+    _call(kernel, parallel, a3, b3, out, parallel)
+    return out.reshape(batch + (M, N))
+
+
+# --------------------------------------------------------------- softmax ----
+
+def _rows(x):
+    x = np.asarray(x)
+    cdtype = _compute_dtype(x.dtype)
+    if _NATIVE_KIND.get(cdtype) != "f":
+        raise TypeError("minitf cpu softmax kernels need a float dtype, got %s" % x.dtype)
+    classes = x.shape[-1] if x.ndim else 1
+    return np.ascontiguousarray(x, dtype=cdtype).reshape(-1, classes), cdtype
+
+
+def _softmax(x, want_log):
+    x = np.asarray(x)
+    rows, cdtype = _rows(x)
+    out = np.empty_like(rows)
+    parallel = rows.size >= PARALLEL_MIN_SIZE
+    kernel = jit_kernel(_nn.softmax_kernel, _nn.softmax_signature(cdtype))
+    _call(kernel, parallel, rows, out, want_log, parallel)
+    return out.reshape(x.shape).astype(x.dtype, copy=False)
+
+
+def softmax(logits):
+    """Softmax over the last axis, computed stably (the row max is subtracted)."""
+    return _softmax(logits, False)
+
+
+def log_softmax(logits):
+    """``logits - max - log(sum(exp(logits - max)))`` over the last axis."""
+    return _softmax(logits, True)
+
+
+def softmax_xent(logits, labels):
+    """TF's SoftmaxCrossEntropyWithLogits on ``[batch, classes]``: (loss, backprop).
+
+    ``loss[b] = -sum(labels[b] * log_softmax(logits[b]))``,
+    ``backprop = softmax(logits) - labels``. ``labels`` broadcast to ``logits``.
+    """
+    logits = np.asarray(logits)
+    dtype = logits.dtype
+    rows, cdtype = _rows(logits)
+    lab = np.ascontiguousarray(np.broadcast_to(np.asarray(labels), logits.shape),
+                               dtype=cdtype).reshape(rows.shape)
+    loss = np.empty(rows.shape[0], cdtype)
+    backprop = np.empty_like(rows)
+    parallel = rows.size >= PARALLEL_MIN_SIZE
+    kernel = jit_kernel(_nn.softmax_xent_kernel, _nn.xent_signature(cdtype))
+    _call(kernel, parallel, rows, lab, loss, backprop, parallel)
+    return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
+            backprop.reshape(logits.shape).astype(dtype, copy=False))
+
+
+def sparse_softmax_xent(logits, labels):
+    """TF's SparseSoftmaxCrossEntropyWithLogits: integer labels ``[batch]``.
+
+    A label outside ``[0, classes)`` raises InvalidArgumentError with TF's text.
+    """
+    logits = np.asarray(logits)
+    labels = np.ascontiguousarray(labels)
+    dtype = logits.dtype
+    rows, cdtype = _rows(logits)
+    classes = rows.shape[1]
+    if labels.size:
+        bad = (labels < 0) | (labels >= classes)
+        if bad.any():
+            raise InvalidArgumentError(
+                None, None,
+                "Received a label value of %d which is outside the valid range of "
+                "[0, %d).  Label values: %s"
+                % (labels.flat[int(np.argmax(bad))], classes,
+                   " ".join(str(int(v)) for v in labels.ravel())))
+    if labels.dtype not in (np.int32, np.int64):
+        labels = labels.astype(np.int64)
+    loss = np.empty(rows.shape[0], cdtype)
+    backprop = np.empty_like(rows)
+    parallel = rows.size >= PARALLEL_MIN_SIZE
+    kernel = jit_kernel(_nn.sparse_softmax_xent_kernel,
+                        _nn.sparse_xent_signature(cdtype, labels.dtype))
+    _call(kernel, parallel, rows, labels.reshape(-1), loss, backprop, parallel)
+    return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
+            backprop.reshape(logits.shape).astype(dtype, copy=False))

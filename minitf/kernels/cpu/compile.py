@@ -1,0 +1,96 @@
+"""Lazy, cached compilation of the CPU kernels.
+
+Numba compiles a function the first time it is asked to, which takes from a
+tenth of a second (a ufunc) to a few seconds (a parallel loop nest). minitf
+therefore compiles nothing at import time: the kernel modules only *define*
+plain Python functions, and this module turns one of them into machine code the
+first time some op needs it for some dtype::
+
+    kernel = jit_kernel(reduce_kernel, "void(float32[:, :, ::1], ...)")
+
+Three rules keep this cheap:
+
+* **Explicit signatures.** Each call compiles exactly the one dtype that was
+  asked for, never a guess.
+* **``cache=True``.** The machine code is written next to the module
+  (``__pycache__/*.nbi`` index + ``*.nbc`` code), so a second process loads it
+  in milliseconds instead of compiling again. The cache is keyed by the Python
+  function's file, name and line, which is why kernels are module-level
+  functions: a closure or a function built at run time would miss it.
+* **One Python function per cache entry.** Numba's cache key is the function
+  plus the signature, *not* the options. Compiling the same function once with
+  ``parallel=True`` and once without would make both share one cache entry. So
+  each njit kernel is compiled once, with ``parallel=True``, and takes a
+  ``parallel`` argument that picks its ``prange`` loop or its plain ``range``
+  loop at run time (a ``prange`` launch costs ~30 us even on 1 element).
+
+Parallel kernels use Numba's threading layer. We pick the ``workqueue`` layer
+(unless ``NUMBA_THREADING_LAYER`` says otherwise) because it survives
+``fork()``, which the multiprocess lessons rely on; GNU OpenMP does not.
+``workqueue`` is not thread-safe, and the executor runs devices on threads, so
+every parallel launch holds :data:`PARALLEL_LOCK`. Serial kernels are compiled
+with ``nogil=True`` and run concurrently.
+"""
+
+import os
+import threading
+
+import numba
+
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
+
+#: Inputs with at least this many elements use the multi-threaded kernel.
+#: Below it, starting threads costs more than it saves.
+PARALLEL_MIN_SIZE = 1 << 16
+
+#: Held for every parallel launch (the workqueue layer is not thread-safe).
+PARALLEL_LOCK = threading.Lock()
+
+_compiled = {}
+_compiling = threading.Lock()
+
+
+def jit_kernel(py_func, signature, **options):
+    """The njit dispatcher of ``py_func`` for one signature, compiled on first use.
+
+    ``options`` are extra ``numba.njit`` options (e.g. ``fastmath``). Every
+    kernel gets ``cache=True, nogil=True, parallel=True``.
+    """
+    key = (py_func, signature)
+    kernel = _compiled.get(key)
+    if kernel is None:
+        with _compiling:
+            kernel = _compiled.get(key)
+            if kernel is None:
+                kernel = numba.njit(signature, cache=True, nogil=True,
+                                    parallel=True, **options)(py_func)
+                _compiled[key] = kernel
+    return kernel
+
+
+def ufunc_kernel(py_func, signature, parallel):
+    """A numpy ufunc built from the scalar function ``py_func``, on first use.
+
+    ``numba.vectorize`` writes the loop over elements for us (and numpy does the
+    broadcasting). ``parallel=True`` splits that loop over threads; it only pays
+    on large, contiguous inputs. Both variants share the cached scalar code.
+    """
+    key = (py_func, signature, parallel)
+    kernel = _compiled.get(key)
+    if kernel is None:
+        with _compiling:
+            kernel = _compiled.get(key)
+            if kernel is None:
+                built = numba.vectorize([signature], nopython=True, cache=True,
+                                        target="parallel" if parallel else "cpu")(py_func)
+                # The serial target returns a DUFunc wrapper; its ``.ufunc`` is the
+                # plain numpy ufunc, which is ~0.5 us cheaper to call.
+                kernel = getattr(built, "ufunc", built)
+                _compiled[key] = kernel
+    return kernel
+
+
+def compiled_count():
+    """How many (function, signature) kernels this process has built so far."""
+    return len(_compiled)

@@ -1,0 +1,155 @@
+"""``ConfigProto``, ``RunOptions`` and friends, as plain Python objects.
+
+TF defines these as protocol buffers; minitf keeps the same field names and
+defaults, and prints them in protobuf text format (only fields that differ
+from their default), so ``print(config)`` looks the same as in TF.
+"""
+
+
+class _Message:
+    """A tiny protobuf-like record: declared fields with defaults."""
+
+    _fields = ()  # (name, default) pairs; a default that is a class is a sub-message
+
+    def __init__(self, **kwargs):
+        for name, default in self._fields:
+            value = kwargs.pop(name, None)
+            if value is None:
+                value = default() if isinstance(default, type) else \
+                    type(default)(default) if isinstance(default, (dict, list)) else default
+            elif isinstance(default, dict):
+                value = dict(value)
+            object.__setattr__(self, name, value)
+        if kwargs:
+            raise ValueError('Protocol message %s has no "%s" field.'
+                             % (type(self).__name__, next(iter(kwargs))))
+
+    def __setattr__(self, name, value):
+        if name not in dict(self._fields):
+            raise AttributeError('Assignment not allowed (no field "%s" in protocol message '
+                                 '%s).' % (name, type(self).__name__))
+        object.__setattr__(self, name, value)
+
+    def _text(self, indent=""):
+        lines = []
+        for name, default in self._fields:
+            value = getattr(self, name)
+            if isinstance(default, type):
+                inner = value._text(indent + "  ")
+                if inner:
+                    lines.append("%s%s {\n%s%s}\n" % (indent, name, inner, indent))
+            elif isinstance(default, dict):
+                for k in sorted(value):
+                    lines.append('%s%s {\n%s  key: "%s"\n%s  value: %s\n%s}\n'
+                                 % (indent, name, indent, k, indent, value[k], indent))
+            elif isinstance(default, list):
+                for item in value:
+                    text = item._text(indent + "  ") if isinstance(item, _Message) \
+                        else '"%s"' % item
+                    lines.append("%s%s {\n%s%s}\n" % (indent, name, text, indent)
+                                 if isinstance(item, _Message) else
+                                 "%s%s: %s\n" % (indent, name, text))
+            elif value != default:
+                if isinstance(value, bool):
+                    text = "true" if value else "false"
+                elif isinstance(value, str):
+                    text = '"%s"' % value
+                else:
+                    text = str(value)
+                lines.append("%s%s: %s\n" % (indent, name, text))
+        return "".join(lines)
+
+    def __str__(self):
+        return self._text()
+
+    def __repr__(self):
+        return self._text()
+
+    def __eq__(self, other):
+        return type(self) is type(other) and all(
+            getattr(self, n) == getattr(other, n) for n, _ in self._fields)
+
+    def CopyFrom(self, other):  # noqa: N802  (protobuf API)
+        for name, _ in self._fields:
+            object.__setattr__(self, name, getattr(other, name))
+
+
+class GPUOptions(_Message):
+    """GPU memory settings (used by minitf's GPU devices)."""
+    _fields = (("per_process_gpu_memory_fraction", 0.0), ("allow_growth", False),
+               ("visible_device_list", ""))
+
+
+class OptimizerOptions(_Message):
+    _fields = (("do_common_subexpression_elimination", False),
+               ("do_constant_folding", False), ("opt_level", 0))
+
+
+class GraphOptions(_Message):
+    """Graph optimisations; minitf reads ``optimizer_options`` and the
+    minitf-specific ``fuse_elementwise`` switch (on by default)."""
+    _fields = (("optimizer_options", OptimizerOptions), ("infer_shapes", False),
+               ("place_pruned_graph", False), ("fuse_elementwise", True))
+
+    def _text(self, indent=""):
+        text = super()._text(indent)
+        return "\n".join(line for line in text.split("\n")
+                         if not line.strip().startswith("fuse_elementwise")) \
+            if self.fuse_elementwise else text
+
+
+class ConfigProto(_Message):
+    """Session configuration, field for field as in TF."""
+    _fields = (("device_count", {}), ("intra_op_parallelism_threads", 0),
+               ("inter_op_parallelism_threads", 0), ("use_per_session_threads", False),
+               ("gpu_options", GPUOptions), ("allow_soft_placement", False),
+               ("log_device_placement", False), ("graph_options", GraphOptions),
+               ("operation_timeout_in_ms", 0), ("isolate_session_state", False),
+               ("device_filters", []))
+
+
+class RunOptions(_Message):
+    """Per-``run`` options: tracing and a deadline."""
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+    _fields = (("trace_level", 0), ("timeout_in_ms", 0), ("inter_op_thread_pool", 0),
+               ("output_partition_graphs", False))
+
+
+class TensorDescription(_Message):
+    _fields = (("dtype", ""), ("shape", []), ("requested_bytes", 0))
+
+
+class NodeOutput(_Message):
+    _fields = (("slot", 0), ("tensor_description", TensorDescription))
+
+
+class NodeExecStats(_Message):
+    """What one op did in one step: when it ran (µs since the epoch and
+    relative to its start) and what it produced."""
+    _fields = (("node_name", ""), ("op_type", ""), ("all_start_micros", 0),
+               ("op_start_rel_micros", 0), ("op_end_rel_micros", 0),
+               ("all_end_rel_micros", 0), ("output", []), ("timeline_label", ""),
+               ("thread_id", 0))
+
+
+class DeviceStepStats(_Message):
+    _fields = (("device", ""), ("node_stats", []))
+
+
+class Transfer(_Message):
+    """A tensor that crossed from one device/task to another (a minitf field)."""
+    _fields = (("tensor", ""), ("src_device", ""), ("dst_device", ""), ("bytes", 0),
+               ("start_micros", 0), ("end_micros", 0), ("wire_bytes", 0))
+
+
+class StepStats(_Message):
+    _fields = (("dev_stats", []), ("transfers", []))
+
+
+class RunMetadata(_Message):
+    """Filled by ``sess.run(..., run_metadata=md)`` when tracing is on."""
+    _fields = (("step_stats", StepStats), ("partition_graphs", []),
+               ("placement", {}))
