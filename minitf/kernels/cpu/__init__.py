@@ -248,9 +248,8 @@ def _run_reduce(code, x3, init_value, acc_dtype):
     A, K, B = x3.shape
     C, parallel = _chunks(A, K, x3.size)
     partial = np.empty((A, C, B), acc_dtype)
-    kernel = jit_kernel(_reduce.reduce_kernel,
-                        _reduce.reduce_signature(x3.dtype, acc_dtype),
-                        fastmath={"reassoc"})
+    kernel = jit_kernel(_reduce.reduce_kernel, _reduce.reduce_signature,
+                        (x3.dtype, acc_dtype), fastmath={"reassoc"})
     _call(kernel, parallel, x3, code, acc_dtype.type(init_value), partial, parallel)
     if C == 1:
         return partial[:, 0, :]
@@ -336,7 +335,7 @@ def _arg_reduce(find_max, x, axis, out_np_dtype):
     C, parallel = _chunks(A, K, x3.size)
     best = np.empty((A, C, B), cdtype)
     where = np.empty((A, C, B), np.int64)
-    kernel = jit_kernel(_reduce.arg_reduce_kernel, _reduce.arg_reduce_signature(cdtype))
+    kernel = jit_kernel(_reduce.arg_reduce_kernel, _reduce.arg_reduce_signature, (cdtype,))
     _call(kernel, parallel, x3, find_max, best, where, parallel)
     if C == 1:
         idx = where[:, 0, :]
@@ -391,7 +390,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     b3 = np.ascontiguousarray(np.broadcast_to(b, batch + (K, N))).reshape(-1, K, N)
     out = np.empty((a3.shape[0], M, N), dtype)
     parallel = a3.shape[0] * M * K * N >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_matmul.matmul_kernel, _matmul.matmul_signature(dtype))
+    kernel = jit_kernel(_matmul.matmul_kernel, _matmul.matmul_signature, (dtype,))
     _call(kernel, parallel, a3, b3, out, parallel)
     return out.reshape(batch + (M, N))
 
@@ -412,7 +411,7 @@ def _softmax(x, want_log):
     rows, cdtype = _rows(x)
     out = np.empty_like(rows)
     parallel = rows.size >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_nn.softmax_kernel, _nn.softmax_signature(cdtype))
+    kernel = jit_kernel(_nn.softmax_kernel, _nn.softmax_signature, (cdtype,))
     _call(kernel, parallel, rows, out, want_log, parallel)
     return out.reshape(x.shape).astype(x.dtype, copy=False)
 
@@ -441,7 +440,7 @@ def softmax_xent(logits, labels):
     loss = np.empty(rows.shape[0], cdtype)
     backprop = np.empty_like(rows)
     parallel = rows.size >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_nn.softmax_xent_kernel, _nn.xent_signature(cdtype))
+    kernel = jit_kernel(_nn.softmax_xent_kernel, _nn.xent_signature, (cdtype,))
     _call(kernel, parallel, rows, lab, loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
             backprop.reshape(logits.shape).astype(dtype, copy=False))
@@ -471,8 +470,8 @@ def sparse_softmax_xent(logits, labels):
     loss = np.empty(rows.shape[0], cdtype)
     backprop = np.empty_like(rows)
     parallel = rows.size >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_nn.sparse_softmax_xent_kernel,
-                        _nn.sparse_xent_signature(cdtype, labels.dtype))
+    kernel = jit_kernel(_nn.sparse_softmax_xent_kernel, _nn.sparse_xent_signature,
+                        (cdtype, labels.dtype))
     _call(kernel, parallel, rows, labels.reshape(-1), loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
             backprop.reshape(logits.shape).astype(dtype, copy=False))

@@ -51,19 +51,21 @@ _compiled = {}
 _compiling = threading.Lock()
 
 
-def jit_kernel(py_func, signature, **options):
+def jit_kernel(py_func, make_signature, dtypes, **options):
     """The njit dispatcher of ``py_func`` for one signature, compiled on first use.
 
-    ``options`` are extra ``numba.njit`` options (e.g. ``fastmath``). Every
-    kernel gets ``cache=True, nogil=True, parallel=True``.
+    The signature is ``make_signature(*dtypes)``; it is only built on a miss,
+    so a warm call costs one dict lookup. ``options`` are extra ``numba.njit``
+    options (e.g. ``fastmath``). Every kernel gets ``cache=True, nogil=True,
+    parallel=True``.
     """
-    key = (py_func, signature)
+    key = (py_func, dtypes)
     kernel = _compiled.get(key)
     if kernel is None:
         with _compiling:
             kernel = _compiled.get(key)
             if kernel is None:
-                kernel = numba.njit(signature, cache=True, nogil=True,
+                kernel = numba.njit(make_signature(*dtypes), cache=True, nogil=True,
                                     parallel=True, **options)(py_func)
                 _compiled[key] = kernel
     return kernel
