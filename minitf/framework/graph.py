@@ -19,7 +19,7 @@ While an op is created the graph applies the context the program set up with
 import contextlib
 import threading
 
-from minitf.framework.device_spec import DeviceSpec, canonical_name
+from minitf.framework.device_spec import DeviceSpec
 from minitf.framework.tensor_shape import as_shape
 
 
@@ -187,9 +187,16 @@ class Operation:
         return tuple(self._outputs)
 
     def _set_device(self, device):
+        # As in TF, a device function's string is kept verbatim ("/cpu:0");
+        # only string scopes are normalised ("/device:CPU:0") by merging.
         if isinstance(device, DeviceSpec):
             device = device.to_string()
-        self._device = canonical_name(device or "")
+        elif device is not None and not isinstance(device, str):
+            raise TypeError("A device function must return a string or DeviceSpec, got %r"
+                            % (device,))
+        if device:
+            DeviceSpec.from_string(device)  # reject malformed names now
+        self._device = device or ""
 
     def _add_control_input(self, op):
         if op not in self._control_inputs:

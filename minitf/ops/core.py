@@ -137,8 +137,8 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
                       as_ref=False):
     """Return ``value`` as a Tensor of the default graph (see module docstring)."""
     preferred_dtype = preferred_dtype or dtype_hint
-    if hasattr(value, "_as_graph_element") and not isinstance(value, (Tensor, Operation)):
-        value = value._ref() if as_ref and hasattr(value, "_ref") else value._as_graph_element()
+    if hasattr(value, "_as_tensor"):  # a Variable: its value, or its ref for assign ops
+        value = value._ref() if as_ref else value._as_tensor()
     if isinstance(value, Tensor):
         if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
             raise ValueError("Tensor conversion requested dtype %s for Tensor with dtype %s: "

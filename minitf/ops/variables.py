@@ -147,7 +147,12 @@ class Variable:
         return self._variable
 
     def _as_graph_element(self):
+        """What ``sess.run(v)`` fetches and ``feed_dict={v: ...}`` feeds."""
         return self._variable
+
+    def _as_tensor(self):
+        """What ``v`` means inside an op (``v * 2``): the ``v/read`` value."""
+        return self._snapshot
 
     def eval(self, session=None):
         return self._variable.eval(session=session)

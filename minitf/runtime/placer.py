@@ -65,7 +65,9 @@ class Placer:
         self.default_task = default_task  # DeviceSpec with job/replica/task
         self.allow_soft = allow_soft_placement
         self.log_placement = log_device_placement
-        self.log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        # TF prints these lines to the process's stdout; so does minitf, which
+        # also makes them appear in a notebook cell's output.
+        self.log = log or (lambda line: print(line, file=sys.stdout, flush=True))
         self.assigned = {}  # Operation -> Device
         self.soft_moved = set()  # ops that soft placement moved off their request
 
@@ -75,13 +77,15 @@ class Placer:
         if not todo:
             return
         groups = self._groups(todo)
+        new = []
         for members in groups:
             device = self._place_group(members)
             for op in members:
                 if op not in self.assigned:
                     self.assigned[op] = device
+                    new.append(op)
         if self.log_placement:
-            for op in sorted(todo, key=lambda o: o._id):
+            for op in sorted(new, key=lambda o: o._id):
                 self.log("%s: (%s): %s" % (op.name, op.type, self.assigned[op].name))
 
     # -- colocation groups -------------------------------------------------------------

@@ -21,10 +21,15 @@ DEFAULT_CONTAINER = "localhost"
 class VariableResource:
     """The buffer behind a TF1 ref variable.
 
-    Assignments replace ``value`` with a new array instead of writing into the
-    old one, so a step that read the value earlier keeps a consistent copy
-    without copying. ``lock`` serialises read-modify-write updates
-    (``assign_add``) so concurrent steps never lose an increment.
+    As in TF1, a read (``v/read``) does not copy: it hands out a read-only
+    *view* of the buffer, and assignments write into the buffer in place. So
+    an op that runs after an assign sees the new value even through a read
+    made earlier in the step - TF1's ref semantics, which
+    ``control_dependencies`` lessons rely on. Fetching a variable copies it
+    (read-only arrays are copied on the way to the client).
+
+    ``lock`` serialises read-modify-write updates (``assign_add``) so
+    concurrent steps never lose an increment.
     """
 
     kind = "Variable"
@@ -33,7 +38,8 @@ class VariableResource:
         self.name = name
         self.dtype = dtype
         self.shape = shape
-        self.value = None
+        self.value = None   # read-only view of _buffer, handed to readers
+        self._buffer = None
         self.lock = threading.Lock()
         self.version = 0  # number of writes so far (staleness measurements use it)
 
@@ -49,10 +55,16 @@ class VariableResource:
         return value
 
     def write(self, value):
-        if value.flags.writeable:
-            value = value.view()
-            value.flags.writeable = False
-        self.value = value
+        """Store ``value``: in place when shape and dtype match, else in a new
+        buffer (``validate_shape=False`` assignments may change the shape)."""
+        buf = self._buffer
+        if buf is not None and buf.shape == value.shape and buf.dtype == value.dtype:
+            np.copyto(buf, value)
+        else:
+            buf = self._buffer = np.array(value, copy=True)
+            view = buf.view()
+            view.flags.writeable = False
+            self.value = view
         self.version += 1
 
     def summary(self):

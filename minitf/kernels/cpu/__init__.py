@@ -27,6 +27,8 @@ Functions whose work is a pure memory copy with numpy semantics equal to TF's
 (``cast``) call numpy directly; see their docstrings.
 """
 
+import math
+
 import numpy as np
 import ml_dtypes
 
@@ -37,12 +39,14 @@ from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_ke
 
 __all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
            "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
-           "sparse_softmax_xent", "PARALLEL_MIN_SIZE"]
+           "sparse_softmax_xent", "supports", "PARALLEL_MIN_SIZE"]
 
 _F32 = np.dtype(np.float32)
+_BOOL = np.dtype(np.bool_)
 _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
-_NATIVE_KIND = {np.dtype(np.bool_): "b", np.dtype(np.int32): "i", np.dtype(np.int64): "i",
-                _F32: "f", np.dtype(np.float64): "f"}
+_NATIVE_KIND = {_BOOL: "b", _F32: "f", np.dtype(np.float64): "f"}
+_NATIVE_KIND.update((np.dtype(t), "i") for t in (np.int8, np.int16, np.int32, np.int64,
+                                                 np.uint8, np.uint16))
 
 
 def _compute_dtype(dtype):
@@ -57,14 +61,6 @@ def _as_array(r, dtype):
     if r.dtype != dtype:
         r = r.astype(dtype)
     return r
-
-
-def _kind(op, table, dtype):
-    kind = _NATIVE_KIND.get(dtype)
-    fn = table[op].get(kind) if kind is not None else None
-    if fn is None:
-        raise TypeError("minitf cpu kernel %s does not support dtype %s" % (op, dtype))
-    return fn
 
 
 def _numba_type_name(dtype):
@@ -82,39 +78,89 @@ def _call(kernel, parallel, *args):
     return kernel(*args)
 
 
+def supports(op, np_dtype):
+    """Whether this module has a kernel for ``op`` on inputs of ``np_dtype``."""
+    dtype = np.dtype(np_dtype)
+    kind = _NATIVE_KIND.get(_compute_dtype(dtype))
+    if op in elementwise.UNARY_FUNCTIONS:
+        return kind in elementwise.UNARY_FUNCTIONS[op]
+    if op in elementwise.BINARY_FUNCTIONS:
+        return kind in elementwise.BINARY_FUNCTIONS[op]
+    if op in ("All", "Any"):
+        return kind == "b"
+    if op in ("Sum", "Mean", "Max", "Min", "Prod", "ArgMax", "ArgMin", "MatMul",
+              "BatchMatMulV2", "AddN"):
+        return kind in ("i", "f")
+    if op in ("Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits",
+              "SparseSoftmaxCrossEntropyWithLogits"):
+        return kind == "f"
+    if op in ("Cast", "Select", "SelectV2"):
+        return kind is not None
+    return False
+
+
 # ------------------------------------------------------------ elementwise ----
+
+class _Plan:
+    """What one (op, dtype) needs at call time, worked out on its first call."""
+
+    __slots__ = ("fn", "signature", "compute", "out", "quiet", "int_checks", "serial")
+
+    def __init__(self, op, dtype, table, bool_out):
+        compute = _compute_dtype(dtype)
+        kind = _NATIVE_KIND.get(compute)
+        self.fn = table[op].get(kind) if kind is not None else None
+        if self.fn is None:
+            raise TypeError("minitf cpu kernel %s does not support dtype %s" % (op, dtype))
+        t = _numba_type_name(compute)
+        args = ", ".join([t] * (1 if table is elementwise.UNARY_FUNCTIONS else 2))
+        self.signature = "%s(%s)" % ("boolean" if bool_out else t, args)
+        self.compute = compute if compute is not dtype else None
+        self.out = _BOOL if bool_out else dtype
+        self.quiet = kind == "f"          # float ops may hit inf/NaN: TF never warns
+        self.int_checks = kind == "i" and op in ("RealDiv", "FloorDiv", "FloorMod", "Pow")
+        self.serial = ufunc_kernel(self.fn, self.signature, False)
+
+    def kernel(self, parallel):
+        return ufunc_kernel(self.fn, self.signature, True) if parallel else self.serial
+
+
+_unary_plans = {}
+_binary_plans = {}
+
 
 def unary(op, x):
     """``op`` applied to every element of ``x`` (same shape and dtype).
 
     The serial ufunc loop is ``for i: out[i] = f(x[i])``; inputs of at least
-    PARALLEL_MIN_SIZE contiguous elements split that loop over threads.
+    PARALLEL_MIN_SIZE contiguous elements split that loop over threads. Tiny
+    inputs cost one dict lookup plus one ufunc call (~2 us).
     """
-    x = np.asarray(x)
-    dtype = x.dtype
-    cdtype = _compute_dtype(dtype)
-    fn = _kind(op, elementwise.UNARY_FUNCTIONS, cdtype)
-    if cdtype is not dtype:
-        x = x.astype(cdtype)
-    t = _numba_type_name(cdtype)
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
+    plan = _unary_plans.get((op, x.dtype))
+    if plan is None:
+        plan = _unary_plans[(op, x.dtype)] = _Plan(op, x.dtype, elementwise.UNARY_FUNCTIONS,
+                                                   False)
+    if plan.compute is not None:
+        x = x.astype(plan.compute)
     parallel = _is_big_contiguous(x)
-    kernel = ufunc_kernel(fn, "%s(%s)" % (t, t), parallel)
-    if cdtype.kind == "f":
-        with np.errstate(all="ignore"):   # TF never warns about inf/NaN results
+    kernel = plan.kernel(parallel)
+    if plan.quiet:
+        with np.errstate(all="ignore"):
             r = _call(kernel, parallel, x)
     else:
         r = _call(kernel, parallel, x)
-    return _as_array(r, dtype)
+    return _as_array(r, plan.out)
 
 
-def _check_binary(op, y, kind):
-    if kind != "i":
-        return
-    if op in ("RealDiv", "FloorDiv", "FloorMod") and not y.all():
+def _check_int_binary(op, y):
+    if op == "Pow":
+        if y.size and y.min() < 0:
+            raise InvalidArgumentError(
+                None, None, "Integers to negative integer powers are not allowed")
+    elif not y.all():
         raise InvalidArgumentError(None, None, "Integer division by zero")
-    if op == "Pow" and y.size and y.min() < 0:
-        raise InvalidArgumentError(None, None,
-                                   "Integers to negative integer powers are not allowed")
 
 
 def binary(op, x, y):
@@ -125,29 +171,31 @@ def binary(op, x, y):
     is a single element): numba's parallel ufunc pays a thread launch per inner
     loop, so a broadcast with a short inner loop runs serially (numpy's speed).
     """
-    x = np.asarray(x)
-    y = np.asarray(y)
-    dtype = x.dtype
-    cdtype = _compute_dtype(dtype)
-    fn = _kind(op, elementwise.BINARY_FUNCTIONS, cdtype)
-    kind = _NATIVE_KIND[cdtype]
-    _check_binary(op, y, kind)
-    if cdtype is not dtype:
-        x = x.astype(cdtype)
-        y = y.astype(cdtype)
-    bool_out = op in elementwise.BOOL_OUTPUT
-    t = _numba_type_name(cdtype)
-    sig = "%s(%s, %s)" % ("boolean" if bool_out else t, t, t)
-    parallel = ((x.shape == y.shape and _is_big_contiguous(x) and y.flags.c_contiguous)
-                or (y.size == 1 and _is_big_contiguous(x))
-                or (x.size == 1 and _is_big_contiguous(y)))
-    kernel = ufunc_kernel(fn, sig, parallel)
-    if kind == "f":
+    if type(x) is not np.ndarray:
+        x = np.asarray(x)
+    if type(y) is not np.ndarray:
+        y = np.asarray(y)
+    plan = _binary_plans.get((op, x.dtype))
+    if plan is None:
+        plan = _binary_plans[(op, x.dtype)] = _Plan(
+            op, x.dtype, elementwise.BINARY_FUNCTIONS, op in elementwise.BOOL_OUTPUT)
+    if plan.int_checks:
+        _check_int_binary(op, y)
+    if plan.compute is not None:
+        x = x.astype(plan.compute)
+        y = y.astype(plan.compute)
+    parallel = False
+    if x.size >= PARALLEL_MIN_SIZE or y.size >= PARALLEL_MIN_SIZE:
+        parallel = ((x.shape == y.shape and x.flags.c_contiguous and y.flags.c_contiguous)
+                    or (y.size == 1 and x.flags.c_contiguous)
+                    or (x.size == 1 and y.flags.c_contiguous))
+    kernel = plan.kernel(parallel)
+    if plan.quiet:
         with np.errstate(all="ignore"):
             r = _call(kernel, parallel, x, y)
     else:
         r = _call(kernel, parallel, x, y)
-    return _as_array(r, np.dtype(np.bool_) if bool_out else dtype)
+    return _as_array(r, plan.out)
 
 
 def select(cond, x, y):
@@ -182,10 +230,12 @@ def add_n(xs):
         return xs[0].copy()
     cdtype = _compute_dtype(dtype)
     xs = [x.astype(cdtype, copy=False) for x in xs]
-    fn = _kind("AddV2", elementwise.BINARY_FUNCTIONS, cdtype)
-    t = _numba_type_name(cdtype)
+    plan = _binary_plans.get(("AddV2", dtype))
+    if plan is None:
+        plan = _binary_plans[("AddV2", dtype)] = _Plan(
+            "AddV2", dtype, elementwise.BINARY_FUNCTIONS, False)
     parallel = _is_big_contiguous(xs[0]) and all(x.flags.c_contiguous for x in xs)
-    kernel = ufunc_kernel(fn, "%s(%s, %s)" % (t, t, t), parallel)
+    kernel = plan.kernel(parallel)
     with np.errstate(all="ignore"):
         out = _as_array(_call(kernel, parallel, xs[0], xs[1]), cdtype)
         for x in xs[2:]:
@@ -224,14 +274,11 @@ def _three_d(x, axes):
     shape = x.shape
     lo, hi = axes[0], axes[-1] + 1
     if hi - lo == len(axes):
-        A = int(np.prod(shape[:lo], dtype=np.int64))
-        K = int(np.prod(shape[lo:hi], dtype=np.int64))
-        B = int(np.prod(shape[hi:], dtype=np.int64))
+        A, K, B = math.prod(shape[:lo]), math.prod(shape[lo:hi]), math.prod(shape[hi:])
         return np.ascontiguousarray(x).reshape(A, K, B)
     kept = [i for i in range(x.ndim) if i not in axes]
     moved = np.ascontiguousarray(x.transpose(kept + list(axes)))
-    K = int(np.prod([shape[i] for i in axes], dtype=np.int64))
-    return moved.reshape(-1, K, 1)
+    return moved.reshape(math.prod(shape[i] for i in kept), math.prod(shape[i] for i in axes), 1)
 
 
 def _chunks(A, K, size):
