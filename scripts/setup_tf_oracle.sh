@@ -20,7 +20,11 @@ py="$venv/bin/python"
 
 log() { echo "setup_tf_oracle: $*" >&2; }
 
+created=""
 fail() {
+    # Leave no half-built venv behind: the conformance tests would find it
+    # at the default path and try to use it.
+    [ -n "$created" ] && rm -rf "$venv"
     {
         echo
         echo "############################################################"
@@ -43,6 +47,8 @@ if works; then
 fi
 
 if [ -e "$venv" ]; then
+    # Only ever delete something that is clearly a venv.
+    [ -f "$venv/pyvenv.cfg" ] || fail "$venv exists and is not a venv; not touching it"
     log "$venv exists but cannot import tensorflow: rebuilding it"
     rm -rf "$venv"
 fi
@@ -50,6 +56,7 @@ fi
 command -v "$base_python" >/dev/null 2>&1 || fail "no base python '$base_python'"
 log "creating $venv with $("$base_python" --version 2>&1) and installing $spec (a few minutes)"
 mkdir -p "$(dirname "$venv")"
+created=1
 "$base_python" -m venv "$venv" >&2 || fail "could not create the venv (python3-venv missing?)"
 "$py" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2 \
     || fail "could not upgrade pip in the venv"
