@@ -21,7 +21,8 @@ ConfigProto(log_device_placement=True), checked on CPU-only TF:
 
         I0000 00:00:1796022673.843695    4887 placer.cc:162] v: (VariableV2): /job:...
 
-minitf prints the bare lines to stderr.  So for programs that opt in (a
+minitf prints the same bare lines (to stdout, like TF's printf; stderr would
+do as well).  So for programs that opt in (a
 ``# conformance: placement-log`` line), we take placement lines from both
 streams, strip any log prefix, drop duplicates (TF repeats the whole graph
 when it grows; minitf may log per run), sort them, remove them from stdout
