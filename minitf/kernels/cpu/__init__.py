@@ -7,7 +7,7 @@ of the right dtype (a 0-d array for 0-d inputs, never a Python scalar). The
 loop nests themselves live in one module per family:
 
 * :mod:`.elementwise` -- one scalar function per op, made into ufuncs;
-* :mod:`.reduce`      -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
+* :mod:`.reductions`  -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
 * :mod:`.compile`     -- lazy, cached compilation and the parallel switch.
@@ -29,11 +29,12 @@ Functions whose work is a pure memory copy with numpy semantics equal to TF's
 
 import math
 
-import numpy as np
 import ml_dtypes
+import numba
+import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import elementwise, matmul as _matmul, nn as _nn, reduce as _reduce
+from minitf.kernels.cpu import elementwise, matmul as _matmul, nn as _nn, reductions as _reduce
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
@@ -285,7 +286,7 @@ def _chunks(A, K, size):
     """How many k-chunks per output row: enough items to keep every thread busy."""
     if size < PARALLEL_MIN_SIZE:
         return 1, False
-    threads = max(1, _reduce.numba.get_num_threads())
+    threads = max(1, numba.get_num_threads())
     if A >= threads:
         return 1, True
     return max(1, min(K, -(-threads // A) * 2)), True
@@ -320,7 +321,7 @@ def reduce(op, x, axes, keepdims):
     Output dtype = input dtype (int sums wrap like TF's int32 arithmetic). Mean
     of integers truncates. Over an empty axis: Sum 0, Prod 1, Max lowest
     (-inf), Min highest (+inf), All True, Any False, float Mean NaN, int Mean 0.
-    See :mod:`.reduce` for the loop nest.
+    See :mod:`.reductions` for the loop nest.
     """
     x = np.asarray(x)
     dtype = x.dtype
@@ -433,10 +434,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         raise InvalidArgumentError(
             None, None, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
             % (list(a.shape), list(b.shape)))
-    a3 = np.ascontiguousarray(np.broadcast_to(a, batch + (M, K))).reshape(-1, M, K)
-    b3 = np.ascontiguousarray(np.broadcast_to(b, batch + (K, N))).reshape(-1, K, N)
-    out = np.empty((a3.shape[0], M, N), dtype)
-    parallel = a3.shape[0] * M * K * N >= PARALLEL_MIN_SIZE
+    T = math.prod(batch)
+    a3 = np.ascontiguousarray(np.broadcast_to(a, batch + (M, K))).reshape(T, M, K)
+    b3 = np.ascontiguousarray(np.broadcast_to(b, batch + (K, N))).reshape(T, K, N)
+    out = np.empty((T, M, N), dtype)
+    parallel = T * M * K * N >= PARALLEL_MIN_SIZE
     kernel = jit_kernel(_matmul.matmul_kernel, _matmul.matmul_signature, (dtype,))
     _call(kernel, parallel, a3, b3, out, parallel)
     return out.reshape(batch + (M, N))

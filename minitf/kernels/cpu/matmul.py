@@ -25,7 +25,7 @@ Integer overflow wraps (two's complement), as in TensorFlow.
 import numba
 from numba import prange
 
-from minitf.kernels.cpu.reduce import readonly
+from minitf.kernels.cpu.reductions import readonly
 
 
 @numba.njit(inline="always")

@@ -20,7 +20,7 @@ import math
 import numba
 from numba import prange
 
-from minitf.kernels.cpu.reduce import readonly
+from minitf.kernels.cpu.reductions import readonly
 
 
 @numba.njit(inline="always")

@@ -1,0 +1,397 @@
+"""Every CPU kernel agrees with the numpy reference, on every supported dtype.
+
+Shapes come from hypothesis (0-d, empty dims, broadcasting pairs); values are
+kept in ranges where both backends are well defined. Extra tests pin the
+TensorFlow-specific behaviour: error types and messages, NaN handling,
+rounding rules, and inputs large enough to take the parallel kernels.
+"""
+
+import subprocess
+import sys
+import textwrap
+import threading
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
+
+from minitf.framework.errors import InvalidArgumentError
+from minitf.kernels import cpu, reference as ref
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOATS = [np.dtype(np.float16), BF16, np.dtype(np.float32), np.dtype(np.float64)]
+INTS = [np.dtype(np.int32), np.dtype(np.int64)]
+NUMBERS = INTS + FLOATS
+BOOL = np.dtype(np.bool_)
+BIG = cpu.PARALLEL_MIN_SIZE * 2 + 7
+
+FEW = settings(max_examples=12, deadline=None,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+PAIRS = hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, max_side=4)
+
+
+def tolerance(dtype):
+    return {np.dtype(np.float16): (2e-3, 1e-3), BF16: (1.6e-2, 1e-2),
+            np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-12)
+            }.get(np.dtype(dtype), (0, 0))
+
+
+def assert_same(got, want):
+    """Same type, dtype and shape; exact for ints/bools, close for floats."""
+    assert type(got) is np.ndarray, type(got)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    rtol, atol = tolerance(want.dtype)
+    if rtol == 0:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                   rtol=rtol, atol=atol, equal_nan=True)
+
+
+def values(draw, dtype, shape, lo=-10, hi=10):
+    """An array of ``dtype`` drawn as float64/int64 and converted."""
+    dtype = np.dtype(dtype)
+    if dtype == BOOL:
+        return draw(hnp.arrays(np.bool_, shape))
+    if dtype.kind in "iu":
+        return draw(hnp.arrays(np.int64, shape, elements=st.integers(lo, hi))).astype(dtype)
+    raw = draw(hnp.arrays(np.float64, shape, elements=st.floats(lo, hi, width=32)))
+    return raw.astype(dtype)
+
+
+# ------------------------------------------------------------- elementwise ----
+
+UNARY_CASES = [(op, dt) for op in ref._UNARY for dt in NUMBERS + [BOOL]
+               if cpu.supports(op, dt)]
+BINARY_CASES = [(op, dt) for op in ref._BINARY for dt in NUMBERS + [BOOL]
+                if cpu.supports(op, dt)]
+POSITIVE_ONLY = {"Sqrt", "Rsqrt", "Log"}
+
+
+def test_every_listed_op_has_cases():
+    assert {op for op, _ in UNARY_CASES} == set(ref._UNARY)
+    assert {op for op, _ in BINARY_CASES} == set(ref._BINARY)
+    assert ("AddV2", np.dtype(np.int32)) in BINARY_CASES
+    assert ("LogicalAnd", BOOL) in BINARY_CASES and ("Sqrt", BF16) in UNARY_CASES
+
+
+@pytest.mark.parametrize("op,dtype", UNARY_CASES, ids=str)
+@FEW
+@given(data=st.data())
+def test_unary(op, dtype, data):
+    shape = data.draw(SHAPES)
+    lo = 0.125 if op in POSITIVE_ONLY else -10
+    x = values(data.draw, dtype, shape, lo=lo)
+    assert_same(cpu.unary(op, x), ref.unary(op, x))
+
+
+@pytest.mark.parametrize("op,dtype", BINARY_CASES, ids=str)
+@FEW
+@given(data=st.data())
+def test_binary(op, dtype, data):
+    sx, sy = data.draw(PAIRS).input_shapes
+    x = values(data.draw, dtype, sx)
+    y = values(data.draw, dtype, sy)
+    if dtype.kind in "iu" and op in ("RealDiv", "FloorDiv", "FloorMod"):
+        y[y == 0] = 3
+    if op == "Pow":
+        y = np.abs(y) % 5 if dtype.kind in "iu" else y / 4
+        if dtype.kind == "f":
+            x = np.abs(x)
+    assert_same(cpu.binary(op, x, y), ref.binary(op, x, y))
+
+
+# -------------------------------------------------------------- reductions ----
+
+REDUCE_CASES = ([(op, dt) for op in ("Sum", "Mean", "Max", "Min", "Prod") for dt in NUMBERS]
+                + [("All", BOOL), ("Any", BOOL)])
+
+
+@pytest.mark.parametrize("op,dtype", REDUCE_CASES, ids=str)
+@FEW
+@given(data=st.data())
+def test_reduce(op, dtype, data):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=4))
+    axes = tuple(data.draw(st.sets(st.integers(0, max(len(shape) - 1, 0)),
+                                   max_size=len(shape))))
+    keepdims = data.draw(st.booleans())
+    lo, hi = (-2, 2) if op == "Prod" else (-10, 10)
+    x = values(data.draw, dtype, shape, lo, hi)
+    assert_same(cpu.reduce(op, x, axes, keepdims), ref.reduce(op, x, axes, keepdims))
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@pytest.mark.parametrize("find_max", [True, False])
+@FEW
+@given(data=st.data())
+def test_argmax_argmin(dtype, find_max, data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    x = values(data.draw, dtype, shape, -3, 3)      # small range: many ties
+    out = np.int32 if find_max else np.int64
+    fn = "argmax" if find_max else "argmin"
+    assert_same(getattr(cpu, fn)(x, axis, out), getattr(ref, fn)(x, axis, out))
+
+
+# ---------------------------------------------------- matmul, add_n, others ----
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@FEW
+@given(data=st.data())
+def test_matmul(dtype, data):
+    m, k, n = (data.draw(st.integers(0, 5)) for _ in range(3))
+    ta, tb = data.draw(st.booleans()), data.draw(st.booleans())
+    batch_a, batch_b = data.draw(hnp.mutually_broadcastable_shapes(
+        num_shapes=2, min_dims=0, max_dims=2, max_side=3)).input_shapes
+    if data.draw(st.booleans()):
+        batch_a = batch_b = ()
+    a = values(data.draw, dtype, batch_a + ((k, m) if ta else (m, k)), -5, 5)
+    b = values(data.draw, dtype, batch_b + ((n, k) if tb else (k, n)), -5, 5)
+    got = cpu.matmul(a, b, transpose_a=ta, transpose_b=tb)
+    want = ref.matmul(a, b, transpose_a=ta, transpose_b=tb)
+    if dtype.kind == "f" and want.size:
+        rtol, _ = tolerance(dtype)        # sums of k products: scale atol with k
+        np.testing.assert_allclose(got.astype(float), want.astype(float), rtol=rtol,
+                                   atol=rtol * 25 * max(k, 1))
+        assert got.dtype == want.dtype and got.shape == want.shape
+    else:
+        assert_same(got, want)
+
+
+@pytest.mark.parametrize("dtype", NUMBERS, ids=str)
+@FEW
+@given(data=st.data())
+def test_add_n(dtype, data):
+    shape = data.draw(SHAPES)
+    xs = [values(data.draw, dtype, shape) for _ in range(data.draw(st.integers(1, 4)))]
+    assert_same(cpu.add_n(xs), ref.add_n(xs))
+
+
+CAST_DTYPES = [BOOL] + NUMBERS
+
+
+@pytest.mark.parametrize("src", CAST_DTYPES, ids=str)
+@pytest.mark.parametrize("dst", CAST_DTYPES, ids=str)
+@settings(max_examples=5, deadline=None)
+@given(data=st.data())
+def test_cast(src, dst, data):
+    x = values(data.draw, src, data.draw(SHAPES), -100, 100)
+    assert_same(cpu.cast(x, dst), ref.cast(x, dst))
+
+
+@pytest.mark.parametrize("dtype", [BOOL] + NUMBERS, ids=str)
+@FEW
+@given(data=st.data())
+def test_select(dtype, data):
+    sc, sx, sy = data.draw(hnp.mutually_broadcastable_shapes(
+        num_shapes=3, min_dims=0, max_dims=3, max_side=4)).input_shapes
+    cond = values(data.draw, BOOL, sc)
+    x, y = values(data.draw, dtype, sx), values(data.draw, dtype, sy)
+    assert_same(cpu.select(cond, x, y), ref.select(cond, x, y))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@FEW
+@given(data=st.data())
+def test_softmax_family(dtype, data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
+    x = values(data.draw, dtype, shape, -20, 20)
+    assert_same(cpu.softmax(x), ref.softmax(x))
+    assert_same(cpu.log_softmax(x), ref.log_softmax(x))
+    batch, classes = data.draw(st.integers(0, 5)), data.draw(st.integers(1, 5))
+    logits = values(data.draw, dtype, (batch, classes), -20, 20)
+    probs = ref.softmax(values(data.draw, dtype, (batch, classes)))
+    for got, want in zip(cpu.softmax_xent(logits, probs), ref.softmax_xent(logits, probs)):
+        assert_same(got, want)
+    labels = np.asarray(data.draw(st.lists(st.integers(0, classes - 1), min_size=batch,
+                                           max_size=batch)), dtype=np.int32)
+    for got, want in zip(cpu.sparse_softmax_xent(logits, labels),
+                         ref.sparse_softmax_xent(logits, labels)):
+        assert_same(got, want)
+
+
+# ------------------------------------------------------------ TF behaviour ----
+
+@pytest.mark.parametrize("backend", [cpu, ref], ids=["cpu", "reference"])
+@pytest.mark.parametrize("op", ["RealDiv", "FloorDiv", "FloorMod"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_division_by_zero(backend, op, dtype):
+    x = np.array([1, 2, 3], dtype)
+    with pytest.raises(InvalidArgumentError, match="^Integer division by zero$"):
+        backend.binary(op, x, np.array([1, 0, 1], dtype))
+
+
+@pytest.mark.parametrize("backend", [cpu, ref], ids=["cpu", "reference"])
+def test_integer_negative_power(backend):
+    with pytest.raises(InvalidArgumentError,
+                       match="^Integers to negative integer powers are not allowed$"):
+        backend.binary("Pow", np.array([2, 3], np.int32), np.array([1, -1], np.int32))
+
+
+@pytest.mark.parametrize("backend", [cpu, ref], ids=["cpu", "reference"])
+def test_sparse_xent_bad_label(backend):
+    logits = np.zeros((2, 3), np.float32)
+    with pytest.raises(InvalidArgumentError) as info:
+        backend.sparse_softmax_xent(logits, np.array([0, 5], np.int32))
+    assert info.value.message == ("Received a label value of 5 which is outside the valid "
+                                  "range of [0, 3).  Label values: 0 5")
+    with pytest.raises(InvalidArgumentError, match="label value of -1 "):
+        backend.sparse_softmax_xent(logits, np.array([-1, 1], np.int64))
+
+
+@pytest.mark.parametrize("backend", [cpu, ref], ids=["cpu", "reference"])
+def test_argmax_empty_axis(backend):
+    with pytest.raises(InvalidArgumentError, match=r"Reduction axis 1 is empty in shape \[2,0\]"):
+        backend.argmax(np.zeros((2, 0), np.float32), 1, np.int64)
+
+
+def test_tf_rounding_and_division_rules():
+    f = np.array([1.0, -7.0, 7.0, 2.5, 0.5, -2.5], np.float32)
+    d = np.array([0.1, 2.0, -2.0, 1.0, 1.0, 1.0], np.float32)
+    # FloorDiv on floats is floor(x / y): 1 // 0.1 is 10 in TF (9 in Python).
+    np.testing.assert_array_equal(cpu.binary("FloorDiv", f[:3], d[:3]), [10, -4, -4])
+    np.testing.assert_array_equal(cpu.binary("FloorMod", f[1:3], d[1:3]), [1, -1])
+    np.testing.assert_array_equal(cpu.unary("Round", f[3:]), [2, 0, -2])   # half to even
+    i = np.array([-7, 7, -2**31, 7], np.int32)
+    j = np.array([2, -2, -1, 3], np.int32)
+    np.testing.assert_array_equal(cpu.binary("RealDiv", i, j), [-3, -3, -2**31, 2])
+    np.testing.assert_array_equal(cpu.binary("FloorDiv", i, j), [-4, -4, -2**31, 2])
+    np.testing.assert_array_equal(cpu.binary("FloorMod", i, j), [1, -1, 0, 1])
+    big = np.array([np.iinfo(np.int64).min], np.int64)
+    assert cpu.binary("FloorDiv", big, np.array([-1])).tolist() == big.tolist()
+
+
+def test_nan_propagation_matches_numpy():
+    x = np.array([1.0, np.nan, 3.0], np.float32)
+    assert np.isnan(cpu.binary("Maximum", x, np.float32([2, 2, 2]))[1])
+    assert np.isnan(cpu.unary("Relu", x)[1])
+    assert np.isnan(cpu.reduce("Max", x, (0,), False))
+    assert np.isnan(cpu.reduce("Min", x, (0,), False))
+    assert cpu.argmax(x, 0, np.int64) == 1
+
+
+def test_empty_reductions_and_zero_d():
+    e = np.zeros((0, 3), np.float32)
+    assert cpu.reduce("Max", e, (0,), False).tolist() == [-np.inf] * 3
+    assert cpu.reduce("Min", e.astype(np.int32), (0,), False).tolist() == [2**31 - 1] * 3
+    assert cpu.reduce("Prod", e, (0,), False).tolist() == [1, 1, 1]
+    assert cpu.reduce("All", e.astype(bool), (0, 1), False).dtype == np.bool_
+    s = cpu.binary("AddV2", np.array(1, np.int32), np.array(2, np.int32))
+    assert type(s) is np.ndarray and s.shape == () and s.dtype == np.int32 and s == 3
+    r = cpu.reduce("Sum", np.ones((2, 3), np.int32), (0, 1), False)
+    assert type(r) is np.ndarray and r.shape == () and r.dtype == np.int32 and r == 6
+
+
+def test_int32_sum_wraps_like_tf():
+    x = np.full(4, 2**30, np.int32)
+    assert cpu.reduce("Sum", x, (0,), False) == ref.reduce("Sum", x, (0,), False) == 0
+    assert cpu.reduce("Mean", np.array([-7, 0], np.int32), (0,), False) == -3
+
+
+# ------------------------------------------------------- parallel kernels ----
+
+@pytest.fixture(scope="module")
+def big():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal(BIG).astype(np.float32)
+
+
+@pytest.mark.parametrize("op", ["AddV2", "Mul", "Maximum", "Less", "FloorMod"])
+def test_parallel_binary(big, op):
+    y = big[::-1].copy()
+    assert_same(cpu.binary(op, big, y), ref.binary(op, big, y))
+    assert_same(cpu.binary(op, big, np.float32(0.5)), ref.binary(op, big, np.float32(0.5)))
+    m = big[:BIG // 7 * 7].reshape(-1, 7)
+    row = np.arange(7, dtype=np.float32)        # broadcast: the serial path
+    assert_same(cpu.binary(op, m, row), ref.binary(op, m, row))
+
+
+@pytest.mark.parametrize("op", ["Relu", "Exp", "Neg"])
+def test_parallel_unary(big, op):
+    assert_same(cpu.unary(op, big), ref.unary(op, big))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("op", ["Sum", "Mean", "Max", "Min"])
+@pytest.mark.parametrize("shape,axes", [((BIG,), (0,)), ((3, BIG // 3), (0,)),
+                                        ((BIG // 8, 8), (1,)), ((4, BIG // 40, 10), (1,)),
+                                        ((4, BIG // 40, 10), (0, 2))])
+def test_parallel_reduce(big, dtype, op, shape, axes):
+    x = (big[:int(np.prod(shape))] * 100).astype(dtype).reshape(shape)
+    got, want = cpu.reduce(op, x, axes, False), ref.reduce(op, x, axes, False)
+    if np.dtype(dtype) == np.float32 and op in ("Sum", "Mean"):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-2)
+    else:
+        assert_same(got, want)
+
+
+def test_parallel_argmax_softmax_select_add_n(big):
+    m = big.reshape(-1, 7)[:, :5] if BIG % 7 == 0 else big[:BIG // 5 * 5].reshape(-1, 5)
+    assert_same(cpu.argmax(m, 1, np.int64), ref.argmax(m, 1, np.int64))
+    assert_same(cpu.argmin(big, 0, np.int32), ref.argmin(big, 0, np.int32))
+    assert_same(cpu.argmax(m, 0, np.int32), ref.argmax(m, 0, np.int32))
+    assert_same(cpu.softmax(m), ref.softmax(m))
+    labels = (np.abs(m[:, 0] * 100).astype(np.int64)) % 5
+    for got, want in zip(cpu.sparse_softmax_xent(m, labels), ref.sparse_softmax_xent(m, labels)):
+        assert_same(got, want)
+    cond = big > 0
+    assert_same(cpu.select(cond, big, -big), ref.select(cond, big, -big))
+    assert_same(cpu.add_n([big, big, big]), ref.add_n([big, big, big]))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_parallel_int_matmul(dtype):
+    rng = np.random.default_rng(1)
+    a = rng.integers(-9, 9, (70, 50), dtype=dtype)
+    b = rng.integers(-9, 9, (3, 60, 50), dtype=dtype)
+    assert_same(cpu.matmul(a, b, transpose_b=True), ref.matmul(a, b, transpose_b=True))
+
+
+def test_parallel_kernels_from_many_threads(big):
+    """The executor runs devices on threads; parallel launches must not collide."""
+    want = ref.reduce("Sum", big, (0,), False)
+    errors = []
+
+    def work():
+        try:
+            for _ in range(5):
+                np.testing.assert_allclose(cpu.reduce("Sum", big, (0,), False), want,
+                                           rtol=1e-5)
+                assert_same(cpu.binary("AddV2", big, big), ref.binary("AddV2", big, big))
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# ----------------------------------------------------- lazy, cached compile ----
+
+_CHILD = textwrap.dedent("""
+    import numpy as np
+    import minitf.kernels.cpu as cpu
+    from minitf.kernels.cpu import compile, reductions
+    assert compile.compiled_count() == 0, "import compiled something"
+    cpu.reduce("Sum", np.ones((2, 3), np.float64), (1,), False)
+    k = compile.jit_kernel(reductions.reduce_kernel, reductions.reduce_signature,
+                           (np.dtype(np.float64), np.dtype(np.float64)))
+    print(sum(k.stats.cache_hits.values()), compile.compiled_count())
+""")
+
+
+def test_import_compiles_nothing_and_second_process_hits_cache():
+    runs = [subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True,
+                           timeout=120) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    hits, count = runs[1].stdout.split()
+    assert int(hits) >= 1 and int(count) == 1
