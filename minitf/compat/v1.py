@@ -230,13 +230,10 @@ train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and train
 
 
 def _install_train():
-    from minitf.distributed import cluster_spec
-    train.ClusterSpec = cluster_spec.ClusterSpec
-    try:
-        from minitf.distributed.server import Server
-        train.Server = Server
-    except ImportError:  # the server lands with the distributed runtime
-        pass
+    from minitf.distributed.cluster_spec import ClusterSpec
+    from minitf.distributed.server import Server
+    train.ClusterSpec = ClusterSpec
+    train.Server = Server
 
 
 _install_train()

@@ -1,0 +1,140 @@
+"""The client side of ``tf.Session("grpc://host:port")``.
+
+A :class:`RemoteRuntime` stands where a local session has its
+``LocalRuntime``: ``sess.run`` hands it tensors to fetch and values to feed,
+and it forwards them to the master at the target:
+
+* the first run creates a session on the master and ships the graph; later
+  runs first ship any ops added since (``ExtendSession``);
+* each run is one ``RunStep`` request: names of fetches, targets and feeds,
+  the fed arrays as raw tensors, a deadline;
+* Ctrl-C (KeyboardInterrupt) during a step asks the master, on a fresh
+  connection, to cancel that step on every task.
+"""
+
+import random
+import threading
+import time
+
+from minitf.framework import errors
+from minitf.runtime.devices import Device
+from minitf.framework.device_spec import DeviceSpec
+from minitf.distributed import graph_def
+from minitf.distributed.master import config_to_wire, stats_from_wire
+from minitf.distributed.rpc import Channel, remaining_ms
+
+
+def _address_of(target):
+    if not target.startswith("grpc://"):
+        raise errors.NotFoundError(
+            None, None, "No session factory registered for the given session options: "
+            "{target: \"%s\"} Registered factories are {DIRECT_SESSION, GRPC_SESSION}. "
+            "A server target starts with grpc://, e.g. Session(server.target) or "
+            "Session(\"grpc://localhost:2222\")." % target)
+    return target[len("grpc://"):]
+
+
+class RemoteRuntime:
+    """Runs a client graph through the master at ``target``."""
+
+    def __init__(self, target, graph, config):
+        self.target = target
+        self.graph = graph
+        self.config = config
+        self.channel = Channel(_address_of(target), "the master at %s" % target)
+        self.handle = None
+        self.shipped = 0
+        self.devices = None
+        self._lock = threading.Lock()
+
+    def _deadline(self, options=None):
+        ms = (options.timeout_in_ms if options is not None else 0) or \
+            self.config.operation_timeout_in_ms
+        return (time.monotonic() + ms / 1000.0) if ms > 0 else None, ms
+
+    def _sync_graph(self, deadline):
+        with self._lock:
+            ops = self.graph._nodes_by_id
+            if self.handle is None:
+                self.channel.wait_until_up(deadline)
+                nodes, tensors = graph_def.encode_ops(ops)
+                count = len(ops)
+                reply, _ = self.channel.call(
+                    {"op": "CreateSession", "nodes": nodes,
+                     "config": config_to_wire(self.config),
+                     "deadline_ms": remaining_ms(deadline)}, tensors, deadline=deadline)
+                self.handle = reply["session"]
+                self.devices = reply["devices"]
+                self.shipped = count
+            elif len(ops) > self.shipped:
+                count = len(ops)
+                nodes, tensors = graph_def.encode_ops(ops[self.shipped:count])
+                self.channel.call({"op": "ExtendSession", "session": self.handle,
+                                   "nodes": nodes}, tensors, deadline=deadline)
+                self.shipped = count
+
+    def run(self, fetches, targets, feeds, feed_values, options, run_metadata):
+        deadline, timeout_ms = self._deadline(options)
+        self._sync_graph(deadline)
+        trace = options is not None and options.trace_level > 0 and run_metadata is not None
+        step = random.getrandbits(62)
+        header = {"op": "RunStep", "session": self.handle, "step": step,
+                  "fetches": [t.name for t in fetches], "targets": [o.name for o in targets],
+                  "feeds": [t.name for t in feeds], "timeout_ms": timeout_ms,
+                  "trace": trace, "placement": run_metadata is not None}
+        try:
+            reply, values = self.channel.call(header, feed_values, deadline=deadline,
+                                              what="the result of a step from %s"
+                                              % self.target)
+        except KeyboardInterrupt:
+            self._cancel(step)
+            raise
+        if run_metadata is not None:
+            run_metadata.placement = reply.get("placement") or {}
+            if reply.get("stats"):
+                dev_stats, transfers = stats_from_wire(reply["stats"])
+                run_metadata.step_stats.dev_stats = dev_stats
+                run_metadata.step_stats.transfers = transfers
+        return values
+
+    def _cancel(self, step):
+        try:
+            self.channel.call({"op": "CancelStep", "session": self.handle, "step": step},
+                              deadline=time.monotonic() + 2.0)
+        except (errors.OpError, OSError):
+            pass
+
+    def list_devices(self):
+        if self.devices is None:
+            reply, _ = self.channel.call({"op": "ListDevices"}, deadline=None)
+            self.devices = reply["devices"]
+        out = []
+        for d in self.devices:
+            spec = DeviceSpec.from_string(d["name"])
+            out.append(Device(spec.job, spec.replica, spec.task, spec.device_type,
+                              spec.device_index, memory_limit=d.get("memory_limit", 0),
+                              virtual=d.get("virtual", False)))
+        return out
+
+    def close(self):
+        if self.handle is not None:
+            try:
+                self.channel.call({"op": "CloseSession", "session": self.handle},
+                                  deadline=time.monotonic() + 2.0)
+            except (errors.OpError, OSError):
+                pass
+        self.channel.close()
+
+
+def connect_runtime(target, graph, config):
+    return RemoteRuntime(target, graph, config)
+
+
+def reset_target(target, containers=None, config=None):
+    """``tf.Session.reset``: clear containers on every task of the cluster."""
+    channel = Channel(_address_of(target), "the master at %s" % target)
+    try:
+        channel.call({"op": "Reset", "containers": list(containers) if containers else None},
+                     deadline=time.monotonic() + 30.0)
+    finally:
+        channel.close()

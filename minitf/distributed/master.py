@@ -1,0 +1,329 @@
+"""The master service: sessions of remote clients.
+
+``tf.Session("grpc://host:port")`` talks to the master of the server at that
+address. For each session the master keeps a copy of the client's graph
+(extended as the client adds ops) and, per step signature, a *distributed
+plan*:
+
+1. prune the graph to the fetches (as a local session does);
+2. place the ops on the devices of **all** tasks of the cluster; parts a
+   device string leaves out come from the master's own task, which is why
+   unpinned ops run on the task whose target the session used;
+3. partition the placed graph per task (``partition.py``) and register each
+   partition with its task's worker.
+
+Running a step then sends ``RunGraph`` to every task that has a partition, at
+the same time, and collects the fetched tensors. If any task fails, the step
+is aborted on all of them and the first real error goes back to the client,
+naming the task when the task itself is unreachable.
+"""
+
+import concurrent.futures
+import itertools
+import os
+import random
+import threading
+import time
+
+from minitf.framework import errors
+from minitf.framework.device_spec import DeviceSpec
+from minitf.framework.graph import Graph
+from minitf.runtime.config import (ConfigProto, DeviceStepStats, NodeExecStats, NodeOutput,
+                                   TensorDescription, Transfer)
+from minitf.runtime.devices import Device
+from minitf.runtime.executor import prune
+from minitf.runtime.placer import Placer
+from minitf.distributed import graph_def
+from minitf.distributed.partition import partition
+from minitf.distributed.rpc import deadline_from_ms, remaining_ms
+
+
+def config_from_wire(d):
+    config = ConfigProto()
+    if d:
+        config.allow_soft_placement = bool(d.get("allow_soft_placement"))
+        config.log_device_placement = bool(d.get("log_device_placement"))
+        config.operation_timeout_in_ms = int(d.get("operation_timeout_in_ms") or 0)
+        config.device_filters = list(d.get("device_filters") or [])
+    return config
+
+
+def config_to_wire(config):
+    return {"allow_soft_placement": config.allow_soft_placement,
+            "log_device_placement": config.log_device_placement,
+            "operation_timeout_in_ms": config.operation_timeout_in_ms,
+            "device_filters": list(config.device_filters)}
+
+
+class _DistPlan:
+    """One step signature of one master session, placed and partitioned."""
+
+    def __init__(self, session, fetch_names, target_names, feed_names):
+        graph = session.graph
+        self.fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
+        targets = [graph.get_operation_by_name(n) for n in target_names]
+        self.feeds = [graph.get_tensor_by_name(n) for n in feed_names]
+        fed = set(self.feeds)
+        needed = prune(self.fetches, targets, fed)
+        session.placer.place(needed)
+        assigned = {op: session.placer.assigned[op] for op in needed}
+        self.placement = {op.name: d.name for op, d in assigned.items()}
+        self.specs = partition(needed, assigned, self.fetches, fed)
+        self.handles = {}
+        for task, spec in self.specs.items():
+            reply = session.master.call_worker(task, {
+                "op": "RegisterGraph", "session": session.handle, "nodes": spec.nodes},
+                spec.tensors, deadline=session.deadline())
+            self.handles[task] = reply[0]["graph"]
+        self.fetch_index = {t.name: i for i, t in enumerate(self.fetches)}
+        self.feed_index = {t.name: i for i, t in enumerate(self.feeds)}
+
+
+class MasterSession:
+    """State of one client session on this master."""
+
+    def __init__(self, master, handle, config, devices):
+        self.master = master
+        self.handle = handle
+        self.config = config
+        self.graph = Graph()
+        self.placer = Placer(devices, master.task_spec,
+                             allow_soft_placement=config.allow_soft_placement,
+                             log_device_placement=config.log_device_placement)
+        self.plans = {}
+        self.lock = threading.Lock()
+        self.last_used = time.monotonic()
+
+    def deadline(self, timeout_ms=0):
+        ms = timeout_ms or self.config.operation_timeout_in_ms
+        return time.monotonic() + ms / 1000.0 if ms else None
+
+    def extend(self, node_defs, tensors):
+        with self.lock:
+            graph_def.import_nodes(self.graph, node_defs, tensors)
+
+    def plan(self, fetch_names, target_names, feed_names):
+        key = (tuple(fetch_names), tuple(target_names), tuple(feed_names))
+        plan = self.plans.get(key)
+        if plan is None:
+            with self.lock:
+                plan = self.plans.get(key)
+                if plan is None:
+                    plan = self.plans[key] = _DistPlan(self, fetch_names, target_names,
+                                                       feed_names)
+        return plan
+
+    def run(self, fetch_names, target_names, feed_names, feed_values, timeout_ms, trace,
+            step_id=None):
+        plan = self.plan(fetch_names, target_names, feed_names)
+        deadline = self.deadline(timeout_ms)
+        step_id = step_id or random.getrandbits(62)
+        calls = []
+        for task, spec in plan.specs.items():
+            values = [feed_values[plan.feed_index[name]] for name in spec.feeds]
+            header = {"op": "RunGraph", "graph": plan.handles[task], "step": step_id,
+                      "feeds": list(spec.feeds.values()), "fetches": spec.fetches,
+                      "deadline_ms": remaining_ms(deadline), "trace": bool(trace)}
+            calls.append((task, spec, header, values))
+        results = {}
+        if len(calls) == 1:
+            task, spec, header, values = calls[0]
+            try:
+                results[task] = self.master.call_worker(task, header, values, deadline)
+            except BaseException as e:
+                self._abort(step_id, [task], e)
+                raise
+        else:
+            futures = {self.master.pool.submit(self.master.call_worker, task, header, values,
+                                               deadline): task
+                       for task, spec, header, values in calls}
+            seen = []
+            for fut in concurrent.futures.as_completed(futures):
+                exc = fut.exception()
+                if exc is None:
+                    results[futures[fut]] = fut.result()
+                    continue
+                if not seen:  # stop the other tasks' partitions of this step
+                    self._abort(step_id, [t for t, *_ in calls], exc)
+                seen.append(exc)
+            if seen:
+                primary = [e for e in seen if not _is_secondary(e)]
+                raise (primary or seen)[0]
+        out = [None] * len(fetch_names)
+        for i, name in enumerate(fetch_names):
+            if name in plan.feed_index:
+                out[i] = feed_values[plan.feed_index[name]]
+        stats = {"dev_stats": [], "transfers": []}
+        for task, spec, _, _ in calls:
+            reply, values = results[task]
+            for name, value in zip(spec.fetches, values):
+                out[plan.fetch_index[name]] = value
+            if reply.get("stats"):
+                stats["dev_stats"].extend(reply["stats"]["dev_stats"])
+                stats["transfers"].extend(reply["stats"]["transfers"])
+        return out, stats, plan.placement
+
+    def _abort(self, step_id, tasks, exc):
+        message = "Step aborted because another task failed: %s" % (
+            exc.message if isinstance(exc, errors.OpError) else exc)
+        for task in tasks:
+            try:
+                self.master.call_worker(task, {"op": "AbortStep", "step": step_id,
+                                               "message": message},
+                                        deadline=time.monotonic() + 2.0)
+            except (errors.OpError, OSError):
+                pass  # an unreachable task has nothing left to abort
+
+    def close(self):
+        for task in {t for p in self.plans.values() for t in p.handles}:
+            try:
+                self.master.call_worker(task, {"op": "CleanupSession",
+                                               "session": self.handle},
+                                        deadline=time.monotonic() + 2.0)
+            except (errors.OpError, OSError):
+                pass
+
+
+def _is_secondary(exc):
+    """Errors that are consequences of another failure (aborted/cancelled)."""
+    return isinstance(exc, (errors.AbortedError, errors.CancelledError))
+
+
+class MasterService:
+    """The master half of a server."""
+
+    def __init__(self, server):
+        self.server = server
+        self.task_spec = DeviceSpec(server.job_name, 0, server.task_index)
+        self.sessions = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max(4, (os.cpu_count() or 2) * 2), "minitf-master")
+
+    def call_worker(self, task, header, tensors=(), deadline=None):
+        """A worker request; the master's own worker is called directly."""
+        if task == self.server.task_name:
+            return self.server.worker.handle(header, list(tensors))
+        return self.server.channel(task).call(header, tensors, deadline=deadline)
+
+    def cluster_devices(self, config, deadline):
+        """Ask every task (matching ``device_filters``) for its devices,
+        waiting for tasks that are not up yet."""
+        filters = [DeviceSpec.from_string(f) for f in config.device_filters]
+        devices = []
+        for task in self.server.cluster_task_names():
+            spec = DeviceSpec.from_string(task)
+            if filters and not any(f.is_compatible_with(spec) for f in filters) \
+                    and task != self.server.task_name:
+                continue
+            if task == self.server.task_name:
+                status = self.server.worker.get_status()
+            else:
+                status = self.server.channel(task).wait_until_up(deadline)
+            for d in status["devices"]:
+                parsed = DeviceSpec.from_string(d["name"])
+                devices.append(Device(parsed.job, parsed.replica, parsed.task,
+                                      parsed.device_type, parsed.device_index,
+                                      memory_limit=d.get("memory_limit", 0),
+                                      virtual=d.get("virtual", False),
+                                      description=d.get("description", "")))
+        return devices
+
+    def create_session(self, header, tensors):
+        config = config_from_wire(header.get("config"))
+        deadline = deadline_from_ms(header.get("deadline_ms")) or (
+            time.monotonic() + config.operation_timeout_in_ms / 1000.0
+            if config.operation_timeout_in_ms else None)
+        devices = self.cluster_devices(config, deadline)
+        handle = "%s/session-%d-%x" % (self.server.task_name, next(self._ids),
+                                       random.getrandbits(32))
+        session = MasterSession(self, handle, config, devices)
+        session.extend(header.get("nodes", []), tensors)
+        with self._lock:
+            self.sessions[handle] = session
+        return {"session": handle, "devices": [d.as_dict() for d in devices]}
+
+    def _session(self, handle):
+        session = self.sessions.get(handle)
+        if session is None:
+            raise errors.AbortedError(None, None, "Session %s is not found on %s: it was "
+                                      "closed or reset, or the server restarted. Create a "
+                                      "new tf.Session." % (handle, self.server.task_name))
+        session.last_used = time.monotonic()
+        return session
+
+    def reset(self, containers):
+        """Clear containers on every task and close all sessions (Session.reset)."""
+        with self._lock:
+            sessions, self.sessions = list(self.sessions.values()), {}
+        for s in sessions:
+            s.close()
+        errors_seen = []
+        for task in self.server.cluster_task_names():
+            try:
+                self.call_worker(task, {"op": "ResetContainers", "containers": containers},
+                                 deadline=time.monotonic() + 10.0)
+            except errors.OpError as e:
+                errors_seen.append(e)
+        if errors_seen:
+            raise errors_seen[0]
+
+    def handle(self, header, tensors):
+        op = header["op"]
+        if op == "CreateSession":
+            return self.create_session(header, tensors), []
+        if op == "ExtendSession":
+            self._session(header["session"]).extend(header["nodes"], tensors)
+            return {}, []
+        if op == "RunStep":
+            session = self._session(header["session"])
+            values, stats, placement = session.run(
+                header["fetches"], header["targets"], header["feeds"], tensors,
+                header.get("timeout_ms", 0), header.get("trace", False), header.get("step"))
+            reply = {"stats": stats if header.get("trace") else None}
+            if header.get("placement"):
+                reply["placement"] = placement
+            return reply, values
+        if op == "CancelStep":
+            session = self._session(header["session"])
+            tasks = {t for p in session.plans.values() for t in p.handles}
+            session._abort(header["step"], tasks, errors.CancelledError(
+                None, None, "the client cancelled the step"))
+            return {}, []
+        if op == "CloseSession":
+            with self._lock:
+                session = self.sessions.pop(header["session"], None)
+            if session is not None:
+                session.close()
+            return {}, []
+        if op == "Reset":
+            self.reset(header.get("containers"))
+            return {}, []
+        if op == "ListDevices":
+            deadline = deadline_from_ms(header.get("deadline_ms"))
+            devices = self.cluster_devices(ConfigProto(), deadline)
+            return {"devices": [d.as_dict() for d in devices]}, []
+        raise errors.UnimplementedError(None, None, "unknown master request %r" % op)
+
+    def shutdown(self):
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def stats_from_wire(stats):
+    """Rebuild StepStats pieces from what workers sent."""
+    dev_stats = []
+    for d in stats.get("dev_stats", []):
+        nodes = [NodeExecStats(node_name=n[0], op_type=n[1], all_start_micros=n[2],
+                               op_start_rel_micros=0, op_end_rel_micros=n[3],
+                               all_end_rel_micros=n[3], thread_id=n[5],
+                               timeline_label="%s = %s()" % (n[0], n[1]),
+                               output=[NodeOutput(slot=o[0], tensor_description=TensorDescription(
+                                   dtype=o[1], shape=o[2], requested_bytes=o[3]))
+                                   for o in n[4]])
+                 for n in d["nodes"]]
+        dev_stats.append(DeviceStepStats(device=d["device"], node_stats=nodes))
+    transfers = [Transfer(tensor=t[0], src_device=t[1], dst_device=t[2], bytes=t[3],
+                          start_micros=t[4], end_micros=t[5], wire_bytes=t[6])
+                 for t in stats.get("transfers", [])]
+    return dev_stats, transfers

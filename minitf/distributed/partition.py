@@ -1,0 +1,146 @@
+"""Split a placed graph into one partition per task.
+
+Every op goes to the partition of the task its device belongs to. Wherever an
+edge crosses from task A to task B, the edge is cut and a pair of ops is
+spliced in::
+
+    task A:   producer --> _Send(key)          task B:   _Recv(key) --> consumer
+
+The key names the tensor and both devices, so the ``_Recv`` knows what to ask
+A's worker for. A control edge that crosses tasks becomes a ``_Send`` of a
+tiny token that waits for the producer, and a ``_Recv`` the consumer waits
+for. A fed tensor becomes an ``_Arg`` op in each partition that reads it: the
+master hands the fed value to those partitions directly.
+
+The result is plain node defs (see ``graph_def``) ready to ship.
+"""
+
+import numpy as np
+
+from minitf.distributed import graph_def
+
+
+class PartitionSpec:
+    """What one task runs in one step signature."""
+
+    def __init__(self, task):
+        self.task = task
+        self.nodes = []
+        self.tensors = []
+        self.feeds = {}    # fed tensor name (client's) -> "_arg_...:0" in this partition
+        self.fetches = []  # tensor names fetched from this partition
+        self.has_work = False
+
+
+def _shape_list(shape):
+    return None if shape.ndims is None else list(shape.as_tuple_or_none())
+
+
+def _safe(name):
+    return name.replace(":", "_").replace("/", "_")
+
+
+def partition(ops, assigned, fetches, fed):
+    """``ops``: the pruned ops; ``assigned``: op -> Device; ``fetches``: the
+    fetched tensors; ``fed``: the set of fed tensors. Returns
+    ``{task name: PartitionSpec}``."""
+    specs = {}
+
+    def spec_for(task):
+        spec = specs.get(task)
+        if spec is None:
+            spec = specs[task] = PartitionSpec(task)
+        return spec
+
+    ordered = sorted(ops, key=lambda o: o._id)
+    head = {}   # task -> nodes that must come first (_Arg, _Recv)
+    tail = {}   # task -> _Send nodes (after everything they read)
+    recv_of = {}  # (tensor or ("ctl", op), task) -> (recv name, output index)
+    sent = set()
+
+    def add_recv(task, src_device, dst_device, tensor_name, dtype, shape, ctl_of=None):
+        key = "%s;%s;%s" % (tensor_name, src_device.name, dst_device.name)
+        name = "_recv_%s_%s" % (_safe(tensor_name), _safe(dst_device.name))
+        head.setdefault(task, []).append({
+            "name": name, "op": "_Recv", "inputs": [], "control": [], "device": "",
+            "assigned": dst_device.name, "colocation": [],
+            "attrs": {"key": key, "send_task": src_device.task_name,
+                      "send_device": src_device.name, "recv_device": dst_device.name,
+                      "tensor_name": tensor_name, "T": {"dtype": dtype}},
+            "out": [[dtype, shape]]})
+        return key, name
+
+    def add_send(src_task, src_device, input_ref, key, tensor_name, control=()):
+        if (key, src_task) in sent:
+            return
+        sent.add((key, src_task))
+        tail.setdefault(src_task, []).append({
+            "name": "_send_%s_%d" % (_safe(tensor_name), len(sent)), "op": "_Send",
+            "inputs": [input_ref] if input_ref else [], "control": list(control),
+            "device": "", "assigned": src_device.name, "colocation": [],
+            "attrs": {"key": key, "tensor_name": tensor_name}, "out": []})
+
+    for op in ordered:
+        device = assigned[op]
+        task = device.task_name
+        spec = spec_for(task)
+        spec.has_work = True
+        nd = graph_def.encode_op(op, spec.tensors, device.name)
+        new_inputs = []
+        for (pname, index), t in zip(nd["inputs"], op._inputs):
+            if t in fed:
+                arg_name = "_arg_%s" % _safe(t.name)
+                if t.name not in spec.feeds:
+                    spec.feeds[t.name] = arg_name + ":0"
+                    head.setdefault(task, []).append({
+                        "name": arg_name, "op": "_Arg", "inputs": [], "control": [],
+                        "device": "", "assigned": device.name, "colocation": [],
+                        "attrs": {"T": {"dtype": t.dtype.base_dtype.name}},
+                        "out": [[t.dtype.base_dtype.name, _shape_list(t.shape)]]})
+                new_inputs.append([arg_name, 0])
+                continue
+            src_device = assigned[t.op]
+            if src_device.task_name == task:
+                new_inputs.append([pname, index])
+                continue
+            cache_key = (t, task)
+            if cache_key not in recv_of:
+                key, recv_name = add_recv(task, src_device, device, t.name,
+                                          t.dtype.base_dtype.name, _shape_list(t.shape))
+                add_send(src_device.task_name, src_device, [pname, index], key, t.name)
+                recv_of[cache_key] = recv_name
+            new_inputs.append([recv_of[cache_key], 0])
+        nd["inputs"] = new_inputs
+        new_control = []
+        for c, cname in zip(op._control_inputs, nd["control"]):
+            if c not in assigned:
+                continue
+            src_device = assigned[c]
+            if src_device.task_name == task:
+                new_control.append(cname)
+                continue
+            cache_key = (("ctl", c), task)
+            if cache_key not in recv_of:
+                token = "_token_%s" % _safe(c.name)
+                src_spec = spec_for(src_device.task_name)
+                tail.setdefault(src_device.task_name, []).append({
+                    "name": token, "op": "Const", "inputs": [], "control": [c.name],
+                    "device": "", "assigned": src_device.name, "colocation": [],
+                    "attrs": {"value": {"tensor": len(src_spec.tensors)},
+                              "dtype": {"dtype": "bool"}},
+                    "out": [["bool", []]]})
+                src_spec.tensors.append(np.array(True))
+                key, recv_name = add_recv(task, src_device, device, "^" + c.name, "bool", [])
+                add_send(src_device.task_name, src_device, [token, 0], key, "^" + c.name)
+                recv_of[cache_key] = recv_name
+            new_control.append(recv_of[cache_key])
+        nd["control"] = new_control
+        spec.nodes.append(nd)
+
+    for t in fetches:
+        if t in fed:
+            continue
+        spec_for(assigned[t.op].task_name).fetches.append(t.name)
+    for task, spec in specs.items():
+        spec.nodes = head.get(task, []) + spec.nodes + tail.get(task, [])
+    return specs

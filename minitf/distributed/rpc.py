@@ -1,0 +1,152 @@
+"""Calling another task: a request frame out, a reply frame back.
+
+A :class:`Channel` talks to one task (``/job:worker/replica:0/task:1`` at
+``localhost:2223``). Each call borrows an authenticated connection from the
+channel's small pool (opening one when none is idle), sends one request,
+reads one reply and returns the connection. Concurrent calls therefore use
+separate connections, so a long call (a step, a blocked receive) never holds
+up a short one.
+
+Failures always name the task and its address:
+
+* nothing listens there, or the connection breaks -> UnavailableError
+  ("... /job:worker/replica:0/task:1 at localhost:2223 ...");
+* the deadline passes -> DeadlineExceededError;
+* the peer has another secret -> UnauthenticatedError.
+
+:meth:`Channel.wait_until_up` is what a master does before it trusts a task:
+retry until the task answers, logging "waiting for ..." every few seconds
+when there is no deadline, instead of hanging silently.
+"""
+
+import os
+import sys
+import threading
+import time
+
+from minitf.framework import errors
+from minitf.distributed import auth, wire
+
+WAIT_LOG_EVERY = 5.0  # seconds between "waiting for" lines
+RETRY_PAUSE = 0.05
+
+
+class Channel:
+    """Request/reply calls to one task's server."""
+
+    def __init__(self, address, task_name, secret=None):
+        self.address = address
+        self.task_name = task_name
+        self._secret = secret
+        self._idle = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def _secret_bytes(self):
+        if self._secret is None:
+            self._secret = auth.load_secret()
+        return self._secret
+
+    def _where(self):
+        return "%s at %s" % (self.task_name, self.address)
+
+    def _connect(self, deadline):
+        try:
+            sock = wire.connect(self.address, deadline)
+        except errors.UnavailableError as e:
+            raise errors.UnavailableError(
+                None, None, "%s is not reachable: %s. Is the server for this task running?"
+                % (self._where(), e.message)) from None
+        except errors.DeadlineExceededError:
+            raise errors.DeadlineExceededError(
+                None, None, "Deadline exceeded while connecting to %s" % self._where()) from None
+        hs_deadline = deadline if deadline is not None else \
+            time.monotonic() + auth.DEFAULT_HANDSHAKE_TIMEOUT
+        auth.client_handshake(sock, self._secret_bytes(), hs_deadline)
+        return sock
+
+    def _checkout(self, deadline):
+        with self._lock:
+            if self._pid != os.getpid():  # forked: the parent's sockets are not ours
+                self._idle = []
+                self._pid = os.getpid()
+            if self._idle:
+                return self._idle.pop()
+        return self._connect(deadline)
+
+    def _checkin(self, sock):
+        with self._lock:
+            if len(self._idle) < 8 and self._pid == os.getpid():
+                self._idle.append(sock)
+                return
+        sock.close()
+
+    def call(self, header, tensors=(), deadline=None, what=None):
+        """Send one request and return ``(reply_header, reply_tensors)``;
+        an error reply is raised as the matching ``tf.errors`` class."""
+        what = what or "the reply to %s from %s" % (header.get("op"), self._where())
+        sock = self._checkout(deadline)
+        try:
+            wire.send_frame(sock, header, tensors, deadline=deadline,
+                            what="a %s request to %s" % (header.get("op"), self._where()))
+            reply, out = wire.recv_frame(sock, deadline=deadline, what=what)
+        except errors.DeadlineExceededError:
+            sock.close()  # the stream is out of step now
+            raise
+        except (wire.WireError, OSError) as e:
+            sock.close()
+            raise errors.UnavailableError(
+                None, None, "Lost the connection to %s during %s: %s. The task may have "
+                "died or been stopped." % (self._where(), header.get("op"), e)) from None
+        except BaseException:
+            sock.close()
+            raise
+        self._checkin(sock)
+        wire.raise_if_error(reply)
+        return reply, out
+
+    def wait_until_up(self, deadline=None, log=None):
+        """Block until the task answers a GetStatus call; returns its reply.
+
+        With a deadline: UnavailableError naming the task when it passes.
+        Without one: retry forever, logging a line every few seconds.
+        """
+        log = log or (lambda line: print(line, file=sys.stderr, flush=True))
+        last_log = time.monotonic()
+        while True:
+            try:
+                call_deadline = time.monotonic() + 5.0
+                if deadline is not None:
+                    call_deadline = min(call_deadline, deadline)
+                return self.call({"op": "GetStatus"}, deadline=call_deadline)[0]
+            except (errors.UnavailableError, errors.DeadlineExceededError) as e:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    raise errors.UnavailableError(
+                        None, None, "%s did not come up before the deadline (%s). Start its "
+                        "server, or check the address in the ClusterSpec."
+                        % (self._where(), e.message)) from None
+                if deadline is None and now - last_log >= WAIT_LOG_EVERY:
+                    log("minitf: waiting for %s" % self._where())
+                    last_log = now
+                time.sleep(RETRY_PAUSE)
+
+    def close(self):
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for sock in idle:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+
+def remaining_ms(deadline):
+    """A deadline as milliseconds left, for a request header (0: none)."""
+    if deadline is None:
+        return 0
+    return max(1, int((deadline - time.monotonic()) * 1000))
+
+
+def deadline_from_ms(ms):
+    return None if not ms else time.monotonic() + ms / 1000.0

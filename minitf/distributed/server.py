@@ -1,0 +1,336 @@
+"""``tf.train.Server``: one task of a cluster, serving a master and a worker.
+
+A server listens on the address its task has in the ClusterSpec, bound to
+that interface only (``localhost:2222`` listens on loopback, never on the
+network). Each accepted connection gets a thread that
+
+1. runs the authentication handshake (``auth.py``): a peer without the
+   cluster secret is refused and logged, and the server keeps serving;
+2. reads request frames and answers each one, in order. Requests whose
+   ``op`` belongs to the master (CreateSession, RunStep, ...) go to the
+   :class:`MasterService`, the rest to the :class:`WorkerService`.
+
+A malformed frame closes only its own connection. Servers can run in the
+process that uses them, in a ``multiprocessing.Process`` (fork or spawn, also
+after the parent ran sessions: nothing inherited from the parent is reused),
+or from the command line::
+
+    minitf-server --cluster '{"worker": ["localhost:2222", "localhost:2223"]}' \\
+                  --job worker --task 0
+"""
+
+import argparse
+import json
+import os
+import socket
+import sys
+import threading
+
+from minitf.framework import errors
+from minitf.runtime.config import ConfigProto
+from minitf.runtime.devices import local_devices
+from minitf.distributed import auth, wire
+from minitf.distributed.cluster_spec import ClusterSpec
+from minitf.distributed.master import MasterService
+from minitf.distributed.rpc import Channel
+from minitf.distributed.worker import WorkerService
+
+_MASTER_OPS = frozenset({"CreateSession", "ExtendSession", "RunStep", "CancelStep",
+                         "CloseSession", "Reset", "ListDevices"})
+
+
+def _log(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+class Server:
+    """An in-process server for one task (TF's ``tf.train.Server``)."""
+
+    def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None,
+                 config=None, start=True):
+        cluster = ClusterSpec(server_or_cluster_def)
+        if job_name is None:
+            if len(cluster.jobs) != 1:
+                raise ValueError("Must specify an explicit `job_name`.")
+            job_name = cluster.jobs[0]
+        if task_index is None:
+            indices = cluster.task_indices(job_name)
+            if len(indices) != 1:
+                raise ValueError("Must specify an explicit `task_index`.")
+            task_index = indices[0]
+        if protocol not in (None, "grpc"):
+            raise ValueError("minitf servers speak their own protocol; use protocol=None "
+                             "or 'grpc' (got %r)" % (protocol,))
+        self._cluster = cluster
+        self.job_name = job_name
+        self.task_index = int(task_index)
+        self.address = cluster.task_address(job_name, self.task_index)
+        self.task_name = "/job:%s/replica:0/task:%d" % (job_name, self.task_index)
+        self._config = config or ConfigProto()
+        self._secret = auth.load_secret()
+        self._channels = {}
+        self._lock = threading.Lock()
+        self._listener = None
+        self._stopped = threading.Event()
+        self._started = False
+        self._conns = set()
+        devices = local_devices(self._config, job_name, 0, self.task_index)
+        self.worker = WorkerService(self.task_name, devices, self.channel)
+        self.master = MasterService(self)
+        if start:
+            self.start()
+
+    # -- TF's API ----------------------------------------------------------------------
+    @property
+    def target(self):
+        """The session target: ``grpc://host:port``."""
+        return "grpc://" + self.address
+
+    @property
+    def server_def(self):
+        return {"cluster": self._cluster.as_cluster_def(), "job_name": self.job_name,
+                "task_index": self.task_index, "protocol": "grpc"}
+
+    @staticmethod
+    def create_local_server(config=None, start=True):
+        """A one-task server on a free loopback port (job ``local``)."""
+        port = _free_port()
+        return Server({"local": ["localhost:%d" % port]}, job_name="local", task_index=0,
+                      config=config, start=start)
+
+    def start(self):
+        """Start listening (a second call does nothing)."""
+        if self._started:
+            return
+        host, port = wire.parse_address(self.address)
+        self._listener = _listen(host, port, self.task_name, self.address)
+        self._started = True
+        self._thread = threading.Thread(target=self._accept_loop, daemon=True,
+                                        name="minitf-server %s" % self.task_name)
+        self._thread.start()
+        _RUNNING.add(self)
+        _log("minitf server %s listening on %s (target %s)"
+             % (self.task_name, self.address, self.target))
+
+    def join(self):
+        """Block until the server is stopped (``stop()``, or the process ends)."""
+        if not self._started:
+            raise errors.FailedPreconditionError(None, None, "Server %s was never started"
+                                                 % self.task_name)
+        while not self._stopped.wait(0.5):
+            pass
+
+    def stop(self):
+        """Stop listening, close connections and free the port (a minitf extra)."""
+        if self._stopped.is_set():
+            return
+        self._stopped.set()
+        if self._listener is not None:
+            try:
+                self._listener.close()
+            except OSError:
+                pass
+        with self._lock:
+            conns = list(self._conns)
+            channels = list(self._channels.values())
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            try:
+                c.close()
+            except OSError:
+                pass
+        for ch in channels:
+            ch.close()
+        self.worker.shutdown()
+        self.master.shutdown()
+        _RUNNING.discard(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def __repr__(self):
+        return "<minitf Server %s at %s>" % (self.task_name, self.address)
+
+    # -- cluster --------------------------------------------------------------------------
+    def cluster_task_names(self):
+        return ["/job:%s/replica:0/task:%d" % (job, i) for job in self._cluster.jobs
+                for i in self._cluster.task_indices(job)]
+
+    def channel(self, task_name):
+        """The channel to another task of this cluster."""
+        with self._lock:
+            ch = self._channels.get(task_name)
+            if ch is None:
+                job, task = _split_task(task_name)
+                try:
+                    address = self._cluster.task_address(job, task)
+                except ValueError:
+                    raise errors.InvalidArgumentError(
+                        None, None, "%s is not a task of this cluster (%s)"
+                        % (task_name, ", ".join(self.cluster_task_names()))) from None
+                ch = self._channels[task_name] = Channel(address, task_name, self._secret)
+            return ch
+
+    # -- serving ----------------------------------------------------------------------------
+    def _accept_loop(self):
+        while not self._stopped.is_set():
+            try:
+                conn, peer = self._listener.accept()
+            except OSError:
+                if self._stopped.is_set():
+                    return
+                continue
+            wire.configure_socket(conn)
+            with self._lock:
+                self._conns.add(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True,
+                             name="minitf-conn %s" % (peer,)).start()
+
+    def _serve(self, conn):
+        peer = wire.peer_name(conn)
+        try:
+            try:
+                auth.server_handshake(conn, self._secret)
+            except errors.UnauthenticatedError as e:
+                _log("minitf server %s: %s" % (self.task_name, e.message))
+                return
+            except (errors.OpError, wire.WireError, OSError) as e:
+                _log("minitf server %s: dropped a connection from %s before it "
+                     "authenticated (%s)" % (self.task_name, peer, e))
+                return
+            while not self._stopped.is_set():
+                try:
+                    header, tensors = wire.recv_frame(conn)
+                except wire.ConnectionClosed:
+                    return
+                except wire.ProtocolError as e:
+                    _log("minitf server %s: closing the connection from %s: %s"
+                         % (self.task_name, peer, e))
+                    return
+                except OSError:
+                    return
+                try:
+                    reply, out = self.dispatch(header, tensors)
+                except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
+                    if not isinstance(e, errors.OpError):
+                        _log("minitf server %s: %s while handling %s: %s"
+                             % (self.task_name, type(e).__name__, header.get("op"), e))
+                    try:
+                        wire.send_error(conn, e)
+                    except (OSError, errors.OpError, TypeError, ValueError):
+                        return
+                    continue
+                try:
+                    wire.send_frame(conn, reply, out)
+                except OSError:
+                    return
+        finally:
+            with self._lock:
+                self._conns.discard(conn)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def dispatch(self, header, tensors):
+        op = header.get("op")
+        if not isinstance(op, str):
+            raise errors.InvalidArgumentError(None, None, "request without an 'op'")
+        if op in _MASTER_OPS:
+            return self.master.handle(header, tensors)
+        return self.worker.handle(header, tensors)
+
+
+_RUNNING = set()
+
+
+def _split_task(task_name):
+    parts = dict(p.split(":", 1) for p in task_name.strip("/").split("/") if ":" in p)
+    return parts["job"], int(parts["task"])
+
+
+def _listen(host, port, task_name, address):
+    """A listening socket bound to exactly the interface of ``host``."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise errors.InvalidArgumentError(None, None, "Cannot resolve the host of %s (%s): %s"
+                                          % (task_name, address, e)) from None
+    # Prefer IPv4 loopback for "localhost" so clients connecting to 127.0.0.1 find us.
+    infos.sort(key=lambda i: i[0] != socket.AF_INET)
+    family, stype, proto, _, sockaddr = infos[0]
+    sock = socket.socket(family, stype, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(sockaddr)
+    except OSError as e:
+        sock.close()
+        raise errors.UnknownError(
+            None, None, "Could not start server %s: port %d on %s is already in use (%s). "
+            "Another server, or another program, is listening there: stop it or use "
+            "another port in the ClusterSpec." % (task_name, port, host, e.strerror or e)
+        ) from None
+    sock.listen(128)
+    return sock
+
+
+def _free_port(host="127.0.0.1"):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def _after_fork_in_child():
+    """A forked child inherits the parent's servers as dead objects (their
+    threads did not survive the fork): forget them, so nothing waits on them."""
+    _RUNNING.clear()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def run_server(cluster, job_name, task_index, config=None):
+    """Start a server and serve until the process is stopped (an entry point
+    for ``multiprocessing.Process(target=run_server, ...)``)."""
+    server = Server(cluster, job_name=job_name, task_index=task_index, config=config)
+    try:
+        server.join()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="minitf-server", description=(
+        "Run one task of a minitf cluster until interrupted."))
+    parser.add_argument("--cluster", required=True,
+                        help='the ClusterSpec as JSON, e.g. \'{"worker": ["localhost:2222"]}\'')
+    parser.add_argument("--job", required=True, help="this task's job name")
+    parser.add_argument("--task", type=int, required=True, help="this task's index")
+    parser.add_argument("--cpus", type=int, default=1, help="number of CPU devices")
+    args = parser.parse_args(argv)
+    try:
+        cluster = json.loads(args.cluster)
+    except json.JSONDecodeError as e:
+        parser.error("--cluster is not valid JSON: %s" % e)
+    if isinstance(cluster, dict):
+        cluster = {job: ({int(k): v for k, v in tasks.items()} if isinstance(tasks, dict)
+                         else tasks) for job, tasks in cluster.items()}
+    config = ConfigProto(device_count={"CPU": args.cpus})
+    try:
+        run_server(cluster, args.job, args.task, config)
+    except errors.OpError as e:
+        print("minitf-server: %s" % e.message, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
