@@ -136,6 +136,8 @@ def encode_tensor(arr):
     segment. Non-contiguous or big-endian input is made contiguous first
     (one copy). Raises TypeError for a dtype minitf does not have."""
     arr = np.asarray(arr)
+    if not arr.dtype.isnative:  # e.g. '>i4' read from a big-endian file
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     dt = dtypes.dtype_of_numpy(arr)  # TypeError for e.g. complex64
     shape = [int(d) for d in arr.shape]
     if dt == _STRING:
