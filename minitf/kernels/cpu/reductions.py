@@ -53,17 +53,29 @@ def _reduce_item(x, op, init, partial, item):
     lo = c * K // C
     hi = (c + 1) * K // C
     if B == 1:
+        # A contiguous run: index a 1-D slice from 0 so that numba can drop its
+        # negative-index checks and LLVM can vectorize the loop.
+        run = x.reshape(x.size)[a * K + lo:a * K + hi]
         acc = init
-        # One branch per op so that each inner loop is a plain, SIMD-able loop.
         if op == SUM:
-            for k in range(lo, hi):
-                acc += x[a, k, 0]
+            for k in range(run.size):
+                acc += run[k]
         elif op == PROD:
-            for k in range(lo, hi):
-                acc *= x[a, k, 0]
+            for k in range(run.size):
+                acc *= run[k]
         else:
-            for k in range(lo, hi):
-                acc = _combine(op, acc, x[a, k, 0])
+            # Max/Min with NaN checks do not vectorize; four independent
+            # accumulators at least let the CPU overlap four comparisons.
+            m0 = m1 = m2 = m3 = acc
+            n4 = run.size // 4 * 4
+            for k in range(0, n4, 4):
+                m0 = _combine(op, m0, run[k])
+                m1 = _combine(op, m1, run[k + 1])
+                m2 = _combine(op, m2, run[k + 2])
+                m3 = _combine(op, m3, run[k + 3])
+            for k in range(n4, run.size):
+                m0 = _combine(op, m0, run[k])
+            acc = _combine(op, _combine(op, m0, m1), _combine(op, m2, m3))
         partial[a, c, 0] = acc
     else:
         for b in range(B):
