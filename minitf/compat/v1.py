@@ -229,13 +229,24 @@ random.set_random_seed = set_random_seed
 train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and training.")
 
 
-def _install_train():
-    from minitf.distributed.cluster_spec import ClusterSpec
-    from minitf.distributed.server import Server
-    train.ClusterSpec = ClusterSpec
-    train.Server = Server
+_TRAIN_LAZY = {
+    # name -> module that defines it; imported on first use, so that
+    # `python -m minitf.distributed.server` does not import itself twice.
+    "ClusterSpec": "minitf.distributed.cluster_spec",
+    "Server": "minitf.distributed.server",
+}
 
 
-_install_train()
+def _train_getattr(name):
+    module = _TRAIN_LAZY.get(name)
+    if module is None:
+        raise AttributeError("module 'tf.train' has no attribute '%s'" % name)
+    import importlib
+    value = getattr(importlib.import_module(module), name)
+    setattr(train, name, value)
+    return value
+
+
+train.__getattr__ = _train_getattr
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))
