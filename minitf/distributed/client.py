@@ -23,6 +23,15 @@ from minitf.distributed import graph_def
 from minitf.distributed.master import config_to_wire, stats_from_wire
 from minitf.distributed.rpc import Channel, remaining_ms
 
+# The master enforces a request's deadline and replies with the precise error
+# (which task did not answer, which op timed out). The client waits this much
+# longer, so that it receives that reply instead of timing out first.
+CLIENT_GRACE = 2.0
+
+
+def _with_grace(deadline):
+    return None if deadline is None else deadline + CLIENT_GRACE
+
 
 def _address_of(target):
     if not target.startswith("grpc://"):
@@ -62,7 +71,8 @@ class RemoteRuntime:
                 reply, _ = self.channel.call(
                     {"op": "CreateSession", "nodes": nodes,
                      "config": config_to_wire(self.config),
-                     "deadline_ms": remaining_ms(deadline)}, tensors, deadline=deadline)
+                     "deadline_ms": remaining_ms(deadline)}, tensors,
+                    deadline=_with_grace(deadline))
                 self.handle = reply["session"]
                 self.devices = reply["devices"]
                 self.shipped = count
@@ -83,7 +93,8 @@ class RemoteRuntime:
                   "feeds": [t.name for t in feeds], "timeout_ms": timeout_ms,
                   "trace": trace, "placement": run_metadata is not None}
         try:
-            reply, values = self.channel.call(header, feed_values, deadline=deadline,
+            reply, values = self.channel.call(header, feed_values,
+                                              deadline=_with_grace(deadline),
                                               what="the result of a step from %s"
                                               % self.target)
         except KeyboardInterrupt:

@@ -138,7 +138,9 @@ class LocalCluster:
 
     def _wait_one(self, job, task, deadline):
         name = "/job:%s/replica:0/task:%d" % (job, task)
-        channel = Channel(self.address(job, task), name)
+        secret = self.env.get("MINITF_SECRET")
+        channel = Channel(self.address(job, task), name,
+                          secret.encode("utf-8") if secret else None)
         try:
             while True:
                 proc = self.processes[(job, task)]
