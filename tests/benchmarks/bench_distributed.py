@@ -1,0 +1,204 @@
+"""Benchmark: remote sessions and transfers, against a raw loopback socket.
+
+Run on demand (not collected by pytest)::
+
+    python tests/benchmarks/bench_distributed.py
+
+Measures, in one run, with servers in their own processes:
+
+* the latency of a trivial remote step (``Session(target).run`` of a scalar
+  add placed on the master's task), in microseconds;
+* a 64 MiB float32 tensor moved from task 1 to task 0 inside a step
+  (task 1 produces it, task 0 reduces it), GB/s;
+* a 64 MiB tensor fetched to the client, GB/s;
+* the same byte counts through a raw Python loopback socket (the limit), and
+  a raw request/reply round trip.
+
+Real TensorFlow runs the same program in a subprocess when $MINITF_TF_PYTHON
+is set. Medians of several repeats; compare ratios.
+"""
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+MIB64 = 64 * 1024 * 1024
+REPEATS = 7
+
+
+def median(fn, repeats=REPEATS, inner=1):
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - start) / inner)
+    return statistics.median(times)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(engine, addresses, index):
+    if engine == "tf":
+        import tensorflow.compat.v1 as tf
+        tf.disable_v2_behavior()
+    else:
+        import minitf.compat.v1 as tf
+    server = tf.train.Server(tf.train.ClusterSpec({"bench": addresses}), job_name="bench",
+                             task_index=index)
+    server.join()
+
+
+def measure(tf, engine):
+    addresses = ["localhost:%d" % _free_port() for _ in range(2)]
+    procs = [subprocess.Popen([sys.executable, __file__, "--serve", engine,
+                               json.dumps(addresses), str(i)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for i in range(2)]
+    try:
+        for a in addresses:
+            host, port = a.split(":")
+            end = time.time() + 60
+            while True:
+                try:
+                    socket.create_connection((host, int(port)), 1).close()
+                    break
+                except OSError:
+                    if time.time() > end:
+                        raise RuntimeError("server %s did not start" % a)
+                    time.sleep(0.1)
+        target = "grpc://" + addresses[0]
+        out = {}
+        g = tf.Graph()
+        with g.as_default():
+            with tf.device("/job:bench/task:0"):
+                c = tf.constant(1.0) + tf.constant(2.0)
+            with tf.device("/job:bench/task:1"):
+                big = tf.Variable(tf.zeros([MIB64 // 4]), name="big")
+                shifted = big + 1.0  # produced on task 1 each step
+            with tf.device("/job:bench/task:0"):
+                pulled = tf.reduce_sum(shifted)  # so 64 MiB cross to task 0
+                fetch_me = tf.Variable(tf.zeros([MIB64 // 4]), name="fetch_me")
+            sess = tf.Session(target, graph=g)
+            sess.run([big.initializer, fetch_me.initializer])
+            sess.run(c)
+            out["remote_trivial"] = median(lambda: sess.run(c), inner=200)
+            with tf.device("/job:bench/task:1"):
+                local_sum = tf.reduce_sum(shifted)  # the same work, no transfer
+            t_transfer = median(lambda: sess.run(pulled.op))
+            t_local = median(lambda: sess.run(local_sum.op))
+            out["transfer_64MiB"] = max(t_transfer - t_local, 1e-9)
+            out["transfer_step_64MiB"] = t_transfer
+            out["fetch_64MiB"] = median(lambda: sess.run(fetch_me))
+            sess.close()
+        return out
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def measure_raw():
+    """A raw Python loopback socket: 64 MiB one way, and a tiny ping-pong."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    payload = np.ones(MIB64, np.uint8)
+    sink = bytearray(MIB64)
+
+    def echo_server():
+        conn, _ = listener.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        buf = memoryview(bytearray(MIB64))
+        while True:
+            head = conn.recv(1)
+            if not head:
+                return
+            if head == b"p":
+                conn.sendall(b"p")
+            else:
+                got = 0
+                while got < MIB64:
+                    got += conn.recv_into(buf[got:])
+                conn.sendall(b"k")
+    t = threading.Thread(target=echo_server, daemon=True)
+    t.start()
+    client = socket.create_connection(("127.0.0.1", port))
+    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def bulk():
+        client.sendall(b"b")
+        client.sendall(memoryview(payload))
+        client.recv(1)
+
+    def ping():
+        client.sendall(b"p")
+        client.recv(1)
+    out = {"raw_64MiB": median(bulk), "raw_ping": median(ping, inner=500)}
+    client.close()
+    listener.close()
+    del sink
+    return out
+
+
+def measure_tf():
+    python = os.environ.get("MINITF_TF_PYTHON")
+    if not python:
+        return None
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.run([python, __file__, "--engine", "tf"], capture_output=True,
+                          text=True, env=env, timeout=900)
+    if proc.returncode != 0:
+        print("real TF failed:\n" + proc.stderr[-2000:], file=sys.stderr)
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main():
+    if sys.argv[1:2] == ["--serve"]:
+        _serve(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]))
+        return
+    if sys.argv[1:] == ["--engine", "tf"]:
+        import tensorflow.compat.v1 as tf
+        tf.disable_v2_behavior()
+        print(json.dumps(measure(tf, "tf")))
+        return
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+    import minitf.compat.v1 as tf
+    mine = measure(tf, "minitf")
+    raw = measure_raw()
+    real = measure_tf()
+    gbs = lambda seconds: MIB64 / seconds / 1e9  # noqa: E731
+    print("%-40s %14s %14s %14s" % ("benchmark (median)", "minitf", "raw socket", "real TF"))
+    print("%-40s %11.0f us %11.0f us %14s" % (
+        "trivial remote step / raw round trip", mine["remote_trivial"] * 1e6,
+        raw["raw_ping"] * 1e6, "%.0f us" % (real["remote_trivial"] * 1e6) if real else "n/a"))
+    print("%-40s %9.2f GB/s %9.2f GB/s %14s" % (
+        "64 MiB task -> task (transfer only)", gbs(mine["transfer_64MiB"]),
+        gbs(raw["raw_64MiB"]), "%.2f GB/s" % gbs(real["transfer_64MiB"]) if real else "n/a"))
+    print("%-40s %9.2f GB/s %14s %14s" % (
+        "64 MiB task -> task (whole step)", gbs(mine["transfer_step_64MiB"]), "",
+        "%.2f GB/s" % gbs(real["transfer_step_64MiB"]) if real else "n/a"))
+    print("%-40s %9.2f GB/s %9.2f GB/s %14s" % (
+        "64 MiB fetch to the client", gbs(mine["fetch_64MiB"]), gbs(raw["raw_64MiB"]),
+        "%.2f GB/s" % gbs(real["fetch_64MiB"]) if real else "n/a"))
+    print("ratios to the raw socket: transfer %.0f%%, fetch %.0f%%" % (
+        100 * raw["raw_64MiB"] / mine["transfer_64MiB"],
+        100 * raw["raw_64MiB"] / mine["fetch_64MiB"]))
+
+
+if __name__ == "__main__":
+    main()
