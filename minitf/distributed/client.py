@@ -91,7 +91,9 @@ class RemoteRuntime:
         header = {"op": "RunStep", "session": self.handle, "step": step,
                   "fetches": [t.name for t in fetches], "targets": [o.name for o in targets],
                   "feeds": [t.name for t in feeds], "timeout_ms": timeout_ms,
-                  "trace": trace, "placement": run_metadata is not None}
+                  "trace": trace, "placement": run_metadata is not None,
+                  "partitions": bool(options is not None and options.output_partition_graphs
+                                     and run_metadata is not None)}
         try:
             reply, values = self.channel.call(header, feed_values,
                                               deadline=_with_grace(deadline),
@@ -102,6 +104,8 @@ class RemoteRuntime:
             raise
         if run_metadata is not None:
             run_metadata.placement = reply.get("placement") or {}
+            run_metadata.soft_placed = reply.get("soft_placed") or []
+            run_metadata.partition_graphs = reply.get("partitions") or []
             if reply.get("stats"):
                 dev_stats, transfers = stats_from_wire(reply["stats"])
                 run_metadata.step_stats.dev_stats = dev_stats

@@ -161,7 +161,7 @@ class MasterSession:
             if reply.get("stats"):
                 stats["dev_stats"].extend(reply["stats"]["dev_stats"])
                 stats["transfers"].extend(reply["stats"]["transfers"])
-        return out, stats, plan.placement
+        return out, stats, plan
 
     def _abort(self, step_id, tasks, exc):
         message = "Step aborted because another task failed: %s" % (
@@ -278,12 +278,17 @@ class MasterService:
             return {}, []
         if op == "RunStep":
             session = self._session(header["session"])
-            values, stats, placement = session.run(
+            values, stats, plan = session.run(
                 header["fetches"], header["targets"], header["feeds"], tensors,
                 header.get("timeout_ms", 0), header.get("trace", False), header.get("step"))
             reply = {"stats": stats if header.get("trace") else None}
             if header.get("placement"):
-                reply["placement"] = placement
+                reply["placement"] = plan.placement
+                reply["soft_placed"] = sorted(op.name for op in session.placer.soft_moved
+                                              if op.name in plan.placement)
+            if header.get("partitions"):
+                reply["partitions"] = [{"task": task, "nodes": spec.nodes}
+                                       for task, spec in plan.specs.items()]
             return reply, values
         if op == "CancelStep":
             session = self._session(header["session"])

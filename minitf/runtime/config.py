@@ -150,6 +150,14 @@ class StepStats(_Message):
 
 
 class RunMetadata(_Message):
-    """Filled by ``sess.run(..., run_metadata=md)`` when tracing is on."""
+    """Filled by ``sess.run(..., run_metadata=md)``.
+
+    ``placement`` (op name -> device) and ``soft_placed`` (ops that soft
+    placement moved off the device they asked for) are always filled;
+    ``step_stats`` when tracing is on; ``partition_graphs`` (one entry per
+    task: ``{"task", "nodes"}``, Send/Recv included) of a remote step when
+    ``RunOptions.output_partition_graphs`` is set. The last three are minitf
+    fields that the widgets read.
+    """
     _fields = (("step_stats", StepStats), ("partition_graphs", []),
-               ("placement", {}))
+               ("placement", {}), ("soft_placed", []))

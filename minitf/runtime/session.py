@@ -237,6 +237,8 @@ class LocalRuntime:
             raise
         if run_metadata is not None:
             run_metadata.placement = dict(plan.placement)
+            run_metadata.soft_placed = sorted(op.name for op in self.placer.soft_moved
+                                              if op.name in plan.placement)
             if trace is not None:
                 run_metadata.step_stats.dev_stats = trace.device_stats()
         return values
