@@ -18,6 +18,8 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
+from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
+                                      PriorityQueue, QueueBase, RandomShuffleQueue)
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
@@ -219,6 +221,14 @@ for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "f
 math.pow = pow
 
 dtypes = _dtypes
+resource = _dtypes.resource
+
+queue = _types.ModuleType("minitf.compat.v1.queue", "tf.queue: the queue classes.")
+queue.FIFOQueue = FIFOQueue
+queue.PaddingFIFOQueue = PaddingFIFOQueue
+queue.PriorityQueue = PriorityQueue
+queue.RandomShuffleQueue = RandomShuffleQueue
+queue.QueueBase = QueueBase
 
 random = _types.ModuleType("minitf.compat.v1.random", "tf.random")
 random.uniform = random_uniform

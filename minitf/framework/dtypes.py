@@ -133,6 +133,9 @@ _SPECS = [
     ("bfloat16", np.dtype(ml_dtypes.bfloat16), 14),
     ("uint16", np.dtype(np.uint16), 17),
     ("float16", np.dtype(np.float16), 19),
+    # A handle to state kept by a server (a queue, a reader): what a
+    # ``FIFOQueueV2`` op outputs. It never leaves the device that owns it.
+    ("resource", np.dtype(object), 20),
 ]
 
 _BY_NAME = {n: DType(n, d, e) for n, d, e in _SPECS}
@@ -151,8 +154,9 @@ uint8 = _BY_NAME["uint8"]
 uint16 = _BY_NAME["uint16"]
 string = _BY_NAME["string"]
 bool = _BY_NAME["bool"]  # noqa: A001  (tf.bool shadows the builtin, as in TF)
+resource = _BY_NAME["resource"]
 
-_NP_TO_DTYPE = {d: _BY_NAME[n] for n, d, _ in _SPECS if n != "string"}
+_NP_TO_DTYPE = {d: _BY_NAME[n] for n, d, _ in _SPECS if n not in ("string", "resource")}
 _ENUM_TO_DTYPE = {e: _BY_NAME[n] for n, _, e in _SPECS}
 _ENUM_TO_DTYPE.update({e + 100: _REFS[n] for n, _, e in _SPECS})
 

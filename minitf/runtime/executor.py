@@ -41,6 +41,9 @@ from minitf.runtime.config import (DeviceStepStats, NodeExecStats, NodeOutput,
 from minitf.runtime.resource_manager import VariableResource
 
 
+DEADLINE_GRACE = 1.0  # seconds
+
+
 class StepState:
     """Per-step signals shared by all ops of one ``run``: a cancellation flag
     and an absolute deadline (``time.monotonic()``), both watched by
@@ -201,10 +204,14 @@ class Plan:
     def _run_inline(self, vals, step, trace):
         ctx = self._context(self.steps[0].device, step) if self.steps else None
         run_one = self._run_one
+        deadline = step.deadline
         for s in self.steps:
             run_one(s, vals, ctx, trace)
             if step.cancelled.is_set():
                 raise errors.CancelledError(None, None, "Step was cancelled")
+            if deadline is not None and time.monotonic() > deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, "Timed out after running %s" % s.op.name)
 
     def _run_dataflow(self, vals, step, trace):
         pool, blocking_pool = self._pool_factory()
@@ -219,6 +226,9 @@ class Plan:
             try:
                 if step.cancelled.is_set():
                     raise errors.CancelledError(None, None, "Step was cancelled")
+                if step.deadline is not None and time.monotonic() > step.deadline:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out before %s could start" % s.op.name)
                 self._run_one(s, vals, contexts[s.device.name], trace)
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
@@ -231,12 +241,15 @@ class Plan:
             if s.n_preds == 0:
                 submit(i)
         while remaining:
+            # Blocking ops watch the deadline themselves and fail cleanly (a
+            # dequeue puts back what it took). The scheduler only gives up on
+            # its own if an op ignores the deadline for DEADLINE_GRACE more.
             timeout = step.time_left()
             try:
                 if timeout is None:
                     i, exc = done.get()
                 else:
-                    i, exc = done.get(timeout=max(timeout, 0))
+                    i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
             except queue.Empty:
                 step.cancelled.set()
                 raise errors.DeadlineExceededError(
