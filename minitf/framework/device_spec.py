@@ -161,8 +161,8 @@ def _int_part(text, spec):
     try:
         return int(text)
     except ValueError:
-        raise ValueError("invalid literal for int() with base 10: '%s' (in device spec "
-                         "'%s')" % (text, spec)) from None
+        # TF lets int() speak: the message does not repeat the spec.
+        raise ValueError("invalid literal for int() with base 10: '%s'" % text) from None
 
 
 def canonical_name(spec):

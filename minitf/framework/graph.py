@@ -117,7 +117,7 @@ class Tensor:
         return iter(array_ops.unstack(self))
 
     def __len__(self):
-        raise TypeError("len is not well defined for symbolic Tensors. (%s) Please call "
+        raise TypeError("len is not well defined for a symbolic Tensor (%s). Please call "
                         "`x.shape` rather than `len(x)` for shape information." % self._name)
 
     def __array__(self, *args, **kwargs):
@@ -191,9 +191,9 @@ class Operation:
         # only string scopes are normalised ("/device:CPU:0") by merging.
         if isinstance(device, DeviceSpec):
             device = device.to_string()
-        elif device is not None and not isinstance(device, str):
-            raise TypeError("A device function must return a string or DeviceSpec, got %r"
-                            % (device,))
+        elif not isinstance(device, str):
+            # TF's own words (a device function returned None or a number).
+            raise TypeError("Expected binary or unicode string, got %r" % (device,))
         if device:
             DeviceSpec.from_string(device)  # reject malformed names now
         self._device = device or ""
@@ -204,7 +204,11 @@ class Operation:
 
     def run(self, feed_dict=None, session=None):
         """Run this op in ``session`` (default: the default session)."""
-        from minitf.runtime.session import _session_for
+        from minitf.runtime.session import _session_for, get_default_session
+        if session is None and get_default_session() is None:
+            raise ValueError("Cannot execute operation using `run()`: No default session "
+                             "is registered. Use `with sess.as_default():` or pass an "
+                             "explicit session to `run(session=sess)`")
         _session_for(session, self._graph).run(self, feed_dict)
 
     def __repr__(self):
@@ -229,6 +233,16 @@ class _DeviceScope:
         self.function = function
 
 
+class _ControlDependencies:
+    """One ``control_dependencies`` block: its ops, and the ops created in it."""
+
+    __slots__ = ("ops", "seen")
+
+    def __init__(self, ops):
+        self.ops = ops
+        self.seen = set()
+
+
 class Graph:
     """A TF1 dataflow graph: ops by name, plus the build-time scope stacks."""
 
@@ -242,6 +256,7 @@ class Graph:
         self._unfeedable = set()
         self._unfetchable = set()
         self._seed = None
+        self._random_seed_count = 0  # seedless random ops so far (random_ops.get_seed)
         self._finalized = False
         self._building_function = False
         self._version = 0
@@ -421,13 +436,15 @@ class Graph:
         if control_inputs is None:
             saved = list(stack)
             stack.clear()
-            stack.append([])
+            stack.append(_ControlDependencies([]))
             try:
                 yield
             finally:
                 stack.clear()
                 stack.extend(saved)
             return
+        # As in TF, an op an enclosing block already adds is not repeated here.
+        current = {op for level in stack for op in level.ops}
         ops = []
         for c in control_inputs:
             if hasattr(c, "_as_graph_element"):
@@ -435,22 +452,29 @@ class Graph:
             if isinstance(c, Tensor):
                 c = c.op
             if not isinstance(c, Operation):
-                raise TypeError("Control input must be Operation or Tensor: %s" % (c,))
-            ops.append(c)
-        stack.append(ops)
+                raise TypeError("Can not convert a %s into a Tensor or Operation."
+                                % type(c).__name__)
+            if c not in current:
+                current.add(c)
+                ops.append(c)
+        stack.append(_ControlDependencies(ops))
         try:
             yield
         finally:
             stack.pop()
 
     def _current_control_inputs(self, data_inputs):
+        """TF's rule for a new op's control inputs: every enclosing block adds
+        its ops, except ops the new op already reads as data, and except when
+        one of its data inputs was itself created inside that block (that
+        input already waits for the block's ops, so the new op does too)."""
         result = []
-        seen = set()
-        input_ops = {t.op for t in data_inputs}
+        input_ops = [t.op for t in data_inputs]
         for level in self._control_stack:
-            for op in level:
-                if op not in seen and op not in input_ops:
-                    seen.add(op)
+            if any(op in level.seen for op in input_ops):
+                continue
+            for op in level.ops:
+                if op not in input_ops and op not in result:
                     result.append(op)
         return result
 
@@ -527,6 +551,8 @@ class Graph:
                 op._set_device(device)
             self._nodes_by_name[name] = op
             self._nodes_by_id.append(op)
+            for level in self._control_stack:
+                level.seen.add(op)
             for t in inputs:
                 self._consumers.setdefault(t, []).append(op)
             self._version += 1

@@ -5,7 +5,8 @@ import numpy as np
 from minitf.framework import dtypes
 from minitf.framework.graph import Tensor, get_default_graph
 from minitf.framework.tensor_shape import TensorShape, as_shape
-from minitf.ops.core import constant, convert_to_tensor, make_op, name_scope
+from minitf.ops.core import (constant, convert_to_tensor, dt_enum_name, make_op, name_scope,
+                             shape_str)
 
 
 def _static_ints(value, what):
@@ -64,17 +65,17 @@ def reshape(tensor, shape, name=None):
         if -1 in dims:
             if n is not None:
                 if known == 0 or n % known:
-                    raise ValueError("Cannot reshape a tensor with %d elements to shape %s "
-                                     "(%d elements) for '{{node %s}}'"
-                                     % (n, dims, known, scope[:-1]))
+                    raise ValueError("Dimension size must be evenly divisible by %d but is %d "
+                                     "for '{{node %s}} = Reshape[T=%s, Tshape=DT_INT32]'"
+                                     % (known, n, scope[:-1], dt_enum_name(x.dtype)))
                 out[dims.index(-1)] = n // known
             else:
                 out[dims.index(-1)] = None
         elif n is not None and n != known:
             raise ValueError("Cannot reshape a tensor with %d elements to shape [%s] (%d "
-                             "elements) for '{{node %s}} = Reshape[T=DT_%s, Tshape=DT_INT32]"
+                             "elements) for '{{node %s}} = Reshape[T=%s, Tshape=DT_INT32]"
                              "'" % (n, ",".join(map(str, dims)), known, scope[:-1],
-                                    x.dtype.name.upper()))
+                                    dt_enum_name(x.dtype)))
         shape_t = constant(np.array(dims, dtype=np.int32), name="shape")
         op = make_op("Reshape", [x, shape_t], [x.dtype.base_dtype], [TensorShape(out)],
                      name=scope, attrs={"T": x.dtype.base_dtype})
@@ -118,8 +119,18 @@ def stack(values, axis=0, name="stack"):
                                 "[%s] that don't all match."
                                 % ", ".join(x.dtype.name for x in values))
             if not shape.is_compatible_with(v.shape):
-                raise ValueError("Shapes must be equal rank, but are %d and %d for '{{node "
-                                 "%s}}'" % (shape.ndims, v.shape.ndims, scope[:-1]))
+                if shape.ndims != v.shape.ndims:
+                    raise ValueError("Shapes must be equal rank, but are %d and %d\n\tFrom "
+                                     "merging shape %d with other shapes. for '{{node %s}}'"
+                                     % (shape.ndims, v.shape.ndims, values.index(v) - 1,
+                                        scope[:-1]))
+                i = next(i for i, (a, b) in enumerate(zip(shape.as_list(), v.shape.as_list()))
+                         if a is not None and b is not None and a != b)
+                raise ValueError("Dimension %d in both shapes must be equal, but are %d and "
+                                 "%d. Shapes are %s and %s.\n\tFrom merging shape %d with "
+                                 "other shapes. for '{{node %s}}'" % (
+                                     i, shape[i].value, v.shape[i].value, shape_str(shape),
+                                     shape_str(v.shape), values.index(v) - 1, scope[:-1]))
             shape = shape.merge_with(v.shape)
         if shape.ndims is None:
             out = TensorShape(None)
@@ -188,9 +199,17 @@ def concat(values, axis, name="concat"):
                     if i == axis:
                         out[i] = None if out[i] is None or dims[i] is None else out[i] + dims[i]
                     elif out[i] is not None and dims[i] is not None and out[i] != dims[i]:
+                        # TF compares the shapes without the concat axis.
+                        j = i if i < axis else i - 1
                         raise ValueError("Dimension %d in both shapes must be equal, but are "
-                                         "%d and %d. for '{{node %s}}'"
-                                         % (i, out[i], dims[i], scope[:-1]))
+                                         "%d and %d. Shapes are [%s] and [%s]. for '{{node "
+                                         "%s}}'" % (
+                                             j, out[i], dims[i],
+                                             ",".join("?" if d is None else str(d) for k, d
+                                                      in enumerate(out) if k != axis),
+                                             ",".join("?" if d is None else str(d) for k, d
+                                                      in enumerate(dims) if k != axis),
+                                             scope[:-1]))
                     elif out[i] is None:
                         out[i] = dims[i]
             shape = TensorShape(out)

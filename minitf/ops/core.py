@@ -199,3 +199,12 @@ def _shape_str(shape):
 
 
 shape_str = _shape_str
+
+# The names TF's messages use for dtypes ("T=DT_FLOAT"): the DataType enum.
+_TF_ENUM_NAMES = {"float32": "FLOAT", "float64": "DOUBLE", "float16": "HALF"}
+
+
+def dt_enum_name(dtype):
+    """``DT_FLOAT`` for float32, ``DT_INT32`` for int32, as TF prints them."""
+    name = dtype.base_dtype.name
+    return "DT_" + _TF_ENUM_NAMES.get(name, name.upper())

@@ -14,8 +14,8 @@ import numpy as np
 from minitf.framework import dtypes
 from minitf.framework.graph import Tensor
 from minitf.framework.tensor_shape import TensorShape
-from minitf.ops.core import (broadcast_static_shape, convert_to_tensor, make_op,
-                             name_scope, shape_str)
+from minitf.ops.core import (broadcast_static_shape, convert_to_tensor, dt_enum_name,
+                             make_op, name_scope, shape_str)
 
 _FLOAT_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 _NUMBER_TYPES = _FLOAT_TYPES + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
@@ -29,8 +29,9 @@ def _check_dtype(op_type, t, allowed, arg="x"):
                                                 ", ".join(d.name for d in allowed)))
 
 
-def _binary_inputs(op_type, x, y):
-    """Convert both operands; the first tensor's dtype guides Python numbers."""
+def _binary_inputs(op_type, x, y, arg_names=("x", "y")):
+    """Convert both operands; the first tensor's dtype guides Python numbers.
+    ``arg_names`` are the op's parameter names, for TF's mismatch message."""
     if isinstance(x, Tensor) or not isinstance(y, Tensor):
         x = convert_to_tensor(x, name="x")
         y = convert_to_tensor(y, dtype_hint=x.dtype.base_dtype, name="y")
@@ -38,9 +39,9 @@ def _binary_inputs(op_type, x, y):
         y = convert_to_tensor(y, name="y")
         x = convert_to_tensor(x, dtype_hint=y.dtype.base_dtype, name="x")
     if x.dtype.base_dtype != y.dtype.base_dtype:
-        raise TypeError("Input 'y' of '%s' Op has type %s that does not match type %s of "
-                        "argument 'x'." % (op_type, y.dtype.base_dtype.name,
-                                           x.dtype.base_dtype.name))
+        raise TypeError("Input '%s' of '%s' Op has type %s that does not match type %s of "
+                        "argument '%s'." % (arg_names[1], op_type, y.dtype.base_dtype.name,
+                                            x.dtype.base_dtype.name, arg_names[0]))
     return x, y
 
 
@@ -341,8 +342,9 @@ def _arg(op_type, x, axis, name, output_type):
         axis = 0 if axis is None else int(axis)
         if ndims is not None:
             if not -ndims <= axis < ndims:
-                raise ValueError("Expected dimension in the range [%d, %d), but got %d for "
-                                 "'{{node %s}}'" % (-ndims, ndims, axis, scope[:-1]))
+                raise ValueError("Dimension (%d) must be in the range [%d, %d), where %d is "
+                                 "the number of dimensions in the input. for '{{node %s}}'"
+                                 % (axis, -ndims, ndims, ndims, scope[:-1]))
             axis %= ndims
             dims = x.shape.as_list()
             shape = TensorShape(dims[:axis] + dims[axis + 1:])
@@ -372,7 +374,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     transpose_a = transpose_a or adjoint_a
     transpose_b = transpose_b or adjoint_b
     with name_scope(name, "MatMul", [a, b]) as scope:
-        a, b = _binary_inputs("MatMul", a, b)
+        a, b = _binary_inputs("MatMul", a, b, ("a", "b"))
         _check_dtype("MatMul", a, (dtypes.float16, dtypes.bfloat16, dtypes.float32,
                                    dtypes.float64, dtypes.int32, dtypes.int64), arg="a")
         sa, sb = a.shape, b.shape
@@ -380,8 +382,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         if (ra is not None and ra < 2) or (rb is not None and rb < 2):
             bad, r = (sa, ra) if ra is not None and ra < 2 else (sb, rb)
             raise ValueError("Shape must be rank 2 but is rank %d for '{{node %s}} = MatMul"
-                             "[T=DT_%s, transpose_a=%s, transpose_b=%s]' with input shapes: "
-                             "%s, %s." % (r, scope[:-1], a.dtype.name.upper(),
+                             "[T=%s, transpose_a=%s, transpose_b=%s]' with input shapes: "
+                             "%s, %s." % (r, scope[:-1], dt_enum_name(a.dtype),
                                           str(transpose_a).lower(), str(transpose_b).lower(),
                                           shape_str(sa), shape_str(sb)))
         batched = (ra or 2) > 2 or (rb or 2) > 2
@@ -393,11 +395,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
             k2, n = (db[-1], db[-2]) if transpose_b else (db[-2], db[-1])
             if k1 is not None and k2 is not None and k1 != k2:
                 raise ValueError("Dimensions must be equal, but are %d and %d for '{{node "
-                                 "%s}} = %s[T=DT_%s, transpose_a=%s, transpose_b=%s]' with "
+                                 "%s}} = %s[T=%s, transpose_a=%s, transpose_b=%s]' with "
                                  "input shapes: %s, %s." % (
                                      k1, k2, scope[:-1],
                                      "BatchMatMulV2" if batched else "MatMul",
-                                     a.dtype.name.upper(), str(transpose_a).lower(),
+                                     dt_enum_name(a.dtype), str(transpose_a).lower(),
                                      str(transpose_b).lower(), shape_str(sa), shape_str(sb)))
             batch = broadcast_static_shape(TensorShape(da[:-2]), TensorShape(db[:-2]),
                                            scope[:-1])

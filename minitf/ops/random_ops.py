@@ -4,9 +4,14 @@ Each random op has two seeds, derived as in TF's ``get_seed``:
 
 * neither the graph seed (``tf.set_random_seed``) nor the op seed set:
   fresh randomness each time a session first runs the op;
-* graph seed set, op seed not: the op seed is the number of ops created so
-  far in the graph, so rebuilding the same program gives the same numbers;
+* graph seed set, op seed not: the op seed counts the seedless random ops
+  created so far in the graph (0, 1, 2...), so rebuilding the same program
+  gives the same numbers, and adding other ops in between changes nothing
+  (TF 2.x's ``tf.compat.v1`` rule; TF 1.x used the number of ops instead);
 * op seed set: ``(graph seed or DEFAULT_GRAPH_SEED, op seed)``.
+
+The pair ``(0, 0)`` means "no seed" to a kernel, so it becomes
+``(0, 2**31 - 1)``, as in TF.
 
 The kernel keeps one generator per (session, op): running the op again in the
 same session continues the stream; a new session starts it over. minitf uses
@@ -23,16 +28,25 @@ from minitf.ops.core import make_op, name_scope
 DEFAULT_GRAPH_SEED = 87654321
 
 
+_MAXINT32 = 2**31 - 1
+
+
 def get_seed(op_seed):
+    """The (graph seed, op seed) pair of a new random op (see module docstring)."""
     graph = get_default_graph()
     global_seed = graph.seed
     if global_seed is not None:
         if op_seed is None:
-            op_seed = len(graph._nodes_by_id)
-        return global_seed, op_seed
-    if op_seed is not None:
-        return DEFAULT_GRAPH_SEED, op_seed
-    return None, None
+            op_seed = graph._random_seed_count
+            graph._random_seed_count += 1
+        seeds = global_seed, op_seed
+    elif op_seed is not None:
+        seeds = DEFAULT_GRAPH_SEED, op_seed
+    else:
+        return None, None
+    if seeds == (0, 0):
+        return 0, _MAXINT32
+    return seeds
 
 
 def set_random_seed(seed):

@@ -33,19 +33,20 @@ def _variable_op(shape, dtype, name, container="", shared_name=""):
 
 
 def _assign_like(op_type, ref, value, name, validate_shape=True, use_locking=None):
-    value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
-    if op_type == "Assign" and validate_shape and \
-            not ref.shape.is_compatible_with(value.shape):
-        raise ValueError("Dimension %s and %s are not compatible: shapes must be equal for "
-                         "'{{node %s}} = Assign'" % (ref.shape, value.shape, name or op_type))
-    if op_type != "Assign" and not ref.shape.is_compatible_with(value.shape):
-        raise ValueError("Shapes %s and %s are incompatible" % (ref.shape, value.shape))
-    shape = ref.shape if (op_type != "Assign" or validate_shape) else value.shape
-    attrs = {"T": ref.dtype.base_dtype, "use_locking": bool(use_locking)}
-    if op_type == "Assign":
-        attrs["validate_shape"] = bool(validate_shape)
-    op = make_op(op_type, [ref, value], [ref.dtype], [shape], name=name or op_type,
-                 attrs=attrs)
+    # As in TF, a Python value becomes a constant named after the op: "inc/value".
+    with name_scope(name, op_type, [ref]) as scope:
+        value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
+        if op_type == "Assign" and validate_shape and \
+                not ref.shape.is_compatible_with(value.shape):
+            raise ValueError("Dimension %s and %s are not compatible: shapes must be equal "
+                             "for '{{node %s}} = Assign'" % (ref.shape, value.shape, scope[:-1]))
+        if op_type != "Assign" and not ref.shape.is_compatible_with(value.shape):
+            raise ValueError("Shapes %s and %s are incompatible" % (ref.shape, value.shape))
+        shape = ref.shape if (op_type != "Assign" or validate_shape) else value.shape
+        attrs = {"T": ref.dtype.base_dtype, "use_locking": bool(use_locking)}
+        if op_type == "Assign":
+            attrs["validate_shape"] = bool(validate_shape)
+        op = make_op(op_type, [ref, value], [ref.dtype], [shape], name=scope, attrs=attrs)
     return op.outputs[0]
 
 
