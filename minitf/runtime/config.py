@@ -75,9 +75,10 @@ class _Message:
 
 
 class GPUOptions(_Message):
-    """GPU memory settings (used by minitf's GPU devices)."""
+    """GPU memory settings (used by minitf's GPU devices). The budget of a
+    virtual GPU, ``virtual_memory_limit_mb`` (0: 2 GiB), is a minitf field."""
     _fields = (("per_process_gpu_memory_fraction", 0.0), ("allow_growth", False),
-               ("visible_device_list", ""))
+               ("visible_device_list", ""), ("virtual_memory_limit_mb", 0))
 
 
 class OptimizerOptions(_Message):
@@ -126,13 +127,20 @@ class NodeOutput(_Message):
     _fields = (("slot", 0), ("tensor_description", TensorDescription))
 
 
+class AllocatorMemoryUsed(_Message):
+    """GPU memory seen by one allocator: bytes this op allocated
+    (``total_bytes``), the step's peak so far and the live bytes after it."""
+    _fields = (("allocator_name", ""), ("total_bytes", 0), ("peak_bytes", 0),
+               ("live_bytes", 0), ("allocator_bytes_in_use", 0))
+
+
 class NodeExecStats(_Message):
     """What one op did in one step: when it ran (µs since the epoch and
-    relative to its start) and what it produced."""
+    relative to its start), what it produced and (on a GPU) what memory it took."""
     _fields = (("node_name", ""), ("op_type", ""), ("all_start_micros", 0),
                ("op_start_rel_micros", 0), ("op_end_rel_micros", 0),
                ("all_end_rel_micros", 0), ("output", []), ("timeline_label", ""),
-               ("thread_id", 0))
+               ("thread_id", 0), ("memory", []))
 
 
 class DeviceStepStats(_Message):
@@ -146,7 +154,9 @@ class Transfer(_Message):
 
 
 class StepStats(_Message):
-    _fields = (("dev_stats", []), ("transfers", []))
+    """``memory`` (a minitf field): one AllocatorMemoryUsed per GPU at the end of
+    the step, with the step's peak and the bytes still live (variables)."""
+    _fields = (("dev_stats", []), ("transfers", []), ("memory", []))
 
 
 class RunMetadata(_Message):

@@ -3,8 +3,22 @@
 A device is named by its full name ``/job:J/replica:0/task:T/device:TYPE:N``.
 A local session's devices belong to ``/job:localhost/replica:0/task:0``: one
 CPU by default, more with ``ConfigProto(device_count={"CPU": n})``.
+
+GPUs come in two kinds (see :mod:`minitf.runtime.gpu`):
+
+* **real** ones, when numba finds a CUDA driver and a card: one
+  ``/device:GPU:N`` per visible card (``CUDA_VISIBLE_DEVICES`` hides cards
+  from the driver; ``gpu_options.visible_device_list="1,0"`` picks and
+  renumbers them; ``device_count={"GPU": n}`` keeps at most ``n``);
+* **virtual** ones, on machines without a GPU: ``device_count={"GPU": n}`` or
+  the environment variable ``MINITF_VIRTUAL_GPUS=n``. They are marked
+  ``virtual`` in device listings and placement logs, obey the GPU kernel
+  table, and have a memory budget (2 GiB unless configured).
+
+Every GPU device has a :class:`~minitf.runtime.memory.GPUAllocator`.
 """
 
+import os
 from dataclasses import dataclass, field
 
 from minitf.framework.device_spec import DeviceSpec
@@ -27,6 +41,8 @@ class Device:
     memory_limit: int = 0
     virtual: bool = False
     description: str = ""
+    physical_index: int = 0      # the CUDA device id of a real GPU
+    allocator: object = field(default=None, repr=False, compare=False)
     name: str = field(init=False)
     spec: DeviceSpec = field(init=False, repr=False)
 
@@ -51,7 +67,71 @@ def local_devices(config, job="localhost", replica=0, task=0):
     devices = [Device(job, replica, task, "CPU", i, memory_limit=268435456,
                       description="numba-compiled CPU kernels")
                for i in range(n_cpu)]
+    return devices + gpu_devices(config, job, replica, task)
+
+
+def _visible_list(config):
+    text = config.gpu_options.visible_device_list if config is not None else ""
+    if not text:
+        return None
+    try:
+        return [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError("Could not parse entry in 'visible_device_list': '%s'. "
+                         "visible_device_list = %s" % (text, text)) from None
+
+
+def gpu_devices(config, job="localhost", replica=0, task=0):
+    """The GPU devices of one task: real cards if numba finds any, else virtual
+    ones if the config or ``MINITF_VIRTUAL_GPUS`` asks for them."""
+    from minitf.runtime import gpu, memory
+    counts = dict(config.device_count) if config is not None else {}
+    wanted = counts.get("GPU")
+    if wanted is not None and int(wanted) <= 0:
+        return []
+    options = config.gpu_options if config is not None else None
+    fraction = options.per_process_gpu_memory_fraction if options is not None else 0.0
+    growth = options.allow_growth if options is not None else False
+    status = gpu.cuda_status() if wanted is not None or not os.environ.get(
+        "MINITF_VIRTUAL_GPUS") else None
+    devices = []
+    if status is not None and status.real:
+        ids = _visible_list(config)
+        if ids is None:
+            ids = list(range(len(status.devices)))
+        for bad in ids:
+            if not 0 <= bad < len(status.devices):
+                raise ValueError("'visible_device_list' listed an invalid GPU id '%d' but "
+                                 "visible device count is %d" % (bad, len(status.devices)))
+        if wanted is not None:
+            ids = ids[:int(wanted)]
+        for index, physical in enumerate(ids):
+            name, total = status.devices[physical]
+            d = Device(job, replica, task, "GPU", index, physical_index=physical,
+                       description="real GPU %d: %s (numba.cuda)" % (physical, name))
+            d.allocator = memory.GPUAllocator(
+                d.name, memory.card(("real", physical), name, total), fraction, growth)
+            d.memory_limit = d.allocator.limit
+            devices.append(d)
+        return devices
+    n = int(wanted) if wanted is not None else int(os.environ.get("MINITF_VIRTUAL_GPUS") or 0)
+    budget = gpu.virtual_gpu_memory(config)
+    for index in range(n):
+        d = Device(job, replica, task, "GPU", index, virtual=True, physical_index=index,
+                   description="virtual GPU (no CUDA driver: %s kernels, %d MiB budget)"
+                   % ("simulated CUDA" if status is not None and status.simulated
+                      else "CPU", budget >> 20))
+        d.allocator = memory.GPUAllocator(
+            d.name, memory.card(("virtual", index, budget), "virtual GPU %d" % index,
+                                budget), fraction, growth)
+        d.memory_limit = d.allocator.limit
+        devices.append(d)
     return devices
+
+
+def describe(device):
+    """How a placement log names a device: a virtual GPU says so."""
+    return device.name + (" (virtual)" if device.virtual else "")
 
 
 def priority(device):
