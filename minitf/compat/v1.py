@@ -18,6 +18,9 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
+from minitf.ops import grads as _grads  # noqa: F401  (registers every gradient function)
+from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: F401
+                                  gradients)
 from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
                                       PriorityQueue, QueueBase, RandomShuffleQueue)
 from minitf.ops import math_ops as _math_ops

@@ -152,8 +152,11 @@ def _reshape(op, device):
         x, shape = inputs
         shape = [int(d) for d in shape]
         known = int(np.prod([d for d in shape if d != -1])) if shape else 1
-        if (-1 in shape and (known == 0 or x.size % known)) or \
-                (-1 not in shape and known != x.size):
+        if -1 in shape and (known == 0 or x.size % known):
+            raise errors.InvalidArgumentError(
+                None, None, "Input to reshape is a tensor with %d values, but the requested "
+                "shape requires a multiple of %d" % (x.size, known))
+        if -1 not in shape and known != x.size:
             raise errors.InvalidArgumentError(
                 None, None, "Input to reshape is a tensor with %d values, but the requested "
                 "shape has %d" % (x.size, known))

@@ -22,6 +22,11 @@ _NUMBERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "float16", "bf
             "float32", "float64")
 
 
+def _dims(shape):
+    """A shape as TF prints it in kernel messages: ``[1,3]``."""
+    return "[%s]" % ",".join(str(d) for d in shape)
+
+
 def _cpu():
     from minitf.kernels import cpu
     return cpu
@@ -35,7 +40,7 @@ def _unary(op, device):
 
 def _broadcast_error(op, x, y):
     return errors.InvalidArgumentError(
-        None, None, "Incompatible shapes: %s vs. %s" % (list(x.shape), list(y.shape)))
+        None, None, "Incompatible shapes: %s vs. %s" % (_dims(x.shape), _dims(y.shape)))
 
 
 @register(BINARY, ("CPU",), dtypes=_NUMBERS + ("bool", "string"))
@@ -98,7 +103,7 @@ def _matmul(op, device):
         if ka != kb:
             raise errors.InvalidArgumentError(
                 None, None, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
-                % (list(a.shape), list(b.shape)))
+                % (_dims(a.shape), _dims(b.shape)))
         return [matmul(a, b, ta, tb)]
     return compute
 

@@ -119,13 +119,13 @@ class _FetchMapper:
     def _element(graph, fetch):
         if not isinstance(fetch, (Tensor, Operation, str)) and \
                 not hasattr(fetch, "_as_graph_element"):
-            raise TypeError('Argument `fetch` = %s has invalid type "%s", must be a string '
+            raise TypeError('Argument `fetch` = %s has invalid type "%s" must be a string '
                             'or Tensor. (Can not convert a %s into a Tensor or Operation.)'
                             % (fetch, type(fetch).__name__, type(fetch).__name__))
         try:
             return graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
         except TypeError as e:
-            raise TypeError('Argument `fetch` = %s has invalid type "%s", must be a string '
+            raise TypeError('Argument `fetch` = %s has invalid type "%s" must be a string '
                             'or Tensor. (%s)' % (fetch, type(fetch).__name__, e)) from None
         except ValueError as e:
             raise ValueError("Argument `fetch` = %s cannot be interpreted as a Tensor. (%s)"
@@ -167,7 +167,7 @@ def _convert_feed(graph, key, value):
         if not dtype.min <= value <= dtype.max:
             raise TypeError("Type of feed value %s with type %s is not compatible with Tensor "
                             "type %s. Try explicitly setting the type of the feed tensor to a "
-                            "larger type (e.g. int64)." % (value, type(value), dtype.name))
+                            "larger type (e.g. int64)." % (value, type(value), dtype.np_dtype.type))
     if dtype.name == "string":
         from minitf.ops.core import _to_bytes_array
         array = _to_bytes_array(value)

@@ -1,0 +1,143 @@
+"""``tf.gradients``: reverse-mode automatic differentiation on the graph.
+
+Like micrograd, but the "values" are graph tensors and the backward pass
+*builds ops* instead of computing numbers. Given ``ys`` and ``xs``:
+
+1. find the ops on some path from an ``x`` to a ``y`` (everything else
+   cannot contribute);
+2. seed ``dy/dy = 1`` (or ``grad_ys``) and walk those ops from the last
+   created to the first. For each op, sum the gradients that reached its
+   outputs and call the op type's *gradient function*, which adds ops that
+   compute the gradient of each input (the chain rule, one op at a time);
+3. return, for each ``x``, the sum of all gradients that reached it
+   (``None`` when no path connects it to ``ys``).
+
+Gradient functions live in ``minitf/ops/grads.py``, one per op type,
+registered with :func:`RegisterGradient`. ``tf.stop_gradient`` and ops with
+no gradient (comparisons, argmax, integer ops) stop the walk.
+"""
+
+from minitf.framework.graph import get_default_graph
+from minitf.ops.core import convert_to_tensor, name_scope
+
+_GRADIENTS = {}
+_NOT_DIFFERENTIABLE = set()
+
+
+class RegisterGradient:
+    """Decorator: ``@RegisterGradient("Mul") def _mul_grad(op, grad): ...``.
+
+    The function receives the op and one gradient per output (``None`` for
+    outputs nothing depends on) and returns one gradient per input (``None``
+    where the input gets none).
+    """
+
+    def __init__(self, op_type):
+        self._op_type = op_type
+
+    def __call__(self, fn):
+        _GRADIENTS[self._op_type] = fn
+        return fn
+
+
+def NotDifferentiable(op_type):  # noqa: N802  (TF's name)
+    """Declare that ``op_type`` passes no gradient to its inputs."""
+    _NOT_DIFFERENTIABLE.add(op_type)
+
+
+NoGradient = NotDifferentiable
+
+
+def _between(ys, xs):
+    """The ops that lie on a path from some x to some y."""
+    x_ops = {t.op for t in xs}
+    # Ops reachable backwards from ys.
+    from_ys = set()
+    stack = [t.op for t in ys]
+    while stack:
+        op = stack.pop()
+        if op in from_ys:
+            continue
+        from_ys.add(op)
+        stack.extend(t.op for t in op._inputs)
+    # Of those, the ones that depend on some x.
+    between = set()
+    for op in sorted(from_ys, key=lambda o: o._id):
+        if op in x_ops or any(t.op in between for t in op._inputs):
+            between.add(op)
+    return between
+
+
+def _sum_grads(grads):
+    grads = [g for g in grads if g is not None]
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    from minitf.ops.math_ops import add_n
+    return add_n(grads)
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
+              gate_gradients=False, aggregation_method=None, stop_gradients=None):
+    """Symbolic derivatives of ``sum(ys)`` with respect to each of ``xs``."""
+    single_x = not isinstance(xs, (list, tuple))
+    ys = [ys] if not isinstance(ys, (list, tuple)) else list(ys)
+    xs = [xs] if single_x else list(xs)
+    ys = [convert_to_tensor(y) for y in ys]
+    xs = [x._ref() if hasattr(x, "_ref") else convert_to_tensor(x) for x in xs]
+    stop_ops = {convert_to_tensor(t).op for t in (stop_gradients or [])}
+    graph = ys[0].graph if ys else get_default_graph()
+    with graph.as_default(), name_scope(name, "gradients", ys + xs):
+        if grad_ys is None:
+            grad_ys = [None] * len(ys)
+        from minitf.ops.array_ops import ones_like
+        grads = {}  # tensor -> list of gradient contributions
+        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            if gy is None:
+                if not y.dtype.base_dtype.is_floating:
+                    raise TypeError("Gradients of %s are not defined: %s has dtype %s "
+                                    "(only float tensors are differentiable)"
+                                    % (y.name, y.name, y.dtype.base_dtype.name))
+                gy = ones_like(y, name="grad_ys_%d" % i)
+            else:
+                gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
+            grads.setdefault(y, []).append(gy)
+        between = _between(ys, xs)
+        x_set = set(xs)
+        for op in sorted(between, key=lambda o: -o._id):
+            out_grads = [_sum_grads(grads.get(t, [])) for t in op._outputs]
+            if op in stop_ops or all(g is None for g in out_grads):
+                continue
+            if all(t in x_set for t in op._outputs) and op.type in ("VariableV2",
+                                                                   "Placeholder", "Const"):
+                continue
+            if op.type in _NOT_DIFFERENTIABLE or not op._inputs:
+                continue
+            fn = _GRADIENTS.get(op.type)
+            if fn is None:
+                raise LookupError("No gradient defined for operation '%s' (op type: %s). "
+                                  "minitf cannot differentiate through it; wrap it in "
+                                  "tf.stop_gradient if no gradient should flow."
+                                  % (op.name, op.type))
+            with graph.name_scope(op.name + "_grad"):
+                in_grads = fn(op, *out_grads)
+            if not isinstance(in_grads, (list, tuple)):
+                in_grads = [in_grads]
+            if len(in_grads) != len(op._inputs):
+                raise ValueError("Gradient function for %s returned %d gradients, expected %d"
+                                 % (op.type, len(in_grads), len(op._inputs)))
+            for t, g in zip(op._inputs, in_grads):
+                if g is None or not t.dtype.base_dtype.is_floating:
+                    continue
+                if t.op in between or t in x_set:
+                    grads.setdefault(t, []).append(g)
+        result = []
+        for x in xs:
+            g = _sum_grads(grads.get(x, []))
+            if g is not None and g.dtype.base_dtype != x.dtype.base_dtype:
+                from minitf.ops.math_ops import cast
+                g = cast(g, x.dtype.base_dtype)
+            result.append(g)
+    return result
+
