@@ -1,0 +1,395 @@
+"""CUDA kernels (numba.cuda): the functions the GPU kernel table calls.
+
+This file is the *front* of every CUDA kernel, like ``minitf/kernels/cpu``:
+it checks arguments the way TensorFlow does, works out shapes and strides,
+allocates outputs on the device and launches the kernels, whose loop nests
+and thread/block layouts are explained in one module per family:
+
+* :mod:`.elementwise` -- unary/binary ops with broadcasting, select, cast;
+* :mod:`.reductions`  -- tree reduction in shared memory, ArgMax/ArgMin;
+* :mod:`.matmul`      -- tiled shared-memory matmul (batched on the grid's z);
+* :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
+* :mod:`.optimizers`  -- TF's Apply* updates, in place.
+
+Every function takes numpy arrays or numba device arrays and returns device
+arrays: on a GPU, tensors stay in device memory between ops (the executor
+copies only on edges between host and device). :func:`to_host` brings a
+result back. float32 and float64 run natively; float16/bfloat16 are widened
+to float32 on the host first (numba has no bfloat16).
+
+Importing this module imports ``numba.cuda`` (a driver probe) and compiles
+nothing; each kernel is compiled (or loaded from numba's disk cache) on its
+first launch for a given set of argument types. Under
+``NUMBA_ENABLE_CUDASIM=1`` the same code runs in numba's simulator, which is
+how the parity tests run on machines without a GPU.
+"""
+
+import math
+
+import ml_dtypes
+import numpy as np
+from numba import cuda
+
+from minitf.framework.errors import InvalidArgumentError
+from minitf.kernels.cuda import elementwise as _ew
+from minitf.kernels.cuda import matmul as _mm
+from minitf.kernels.cuda import nn as _nn
+from minitf.kernels.cuda import optimizers as _opt
+from minitf.kernels.cuda import reductions as _red
+
+_HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+
+UNARY_OPS = tuple(_ew.UNARY_CODES)
+BINARY_OPS = tuple(_ew.ARITH_CODES) + tuple(_ew.COMPARE_CODES)
+REDUCE_OPS = ("Sum", "Mean", "Max", "Min", "Prod")
+
+
+def is_device_array(x):
+    return hasattr(x, "copy_to_host") and not isinstance(x, np.ndarray)
+
+
+def to_host(x):
+    return x.copy_to_host() if is_device_array(x) else np.asarray(x)
+
+
+def _dev(x):
+    """``x`` on the device, in a dtype the kernels compute in."""
+    if is_device_array(x):
+        return x
+    x = np.asarray(x)
+    if x.dtype in _HALF:
+        x = x.astype(_F32)
+    return cuda.to_device(np.ascontiguousarray(x))
+
+
+def _ints(values):
+    return cuda.to_device(np.asarray(list(values) or [1], dtype=np.int64))
+
+
+def _flat(d):
+    return d.reshape(d.size) if d.ndim != 1 else d
+
+
+def _launch(n):
+    return _ew.launch_config(n)
+
+
+def _check_float(dtype, what):
+    if np.dtype(dtype) not in (_F32, _F64):
+        raise TypeError("minitf CUDA kernel %s does not support dtype %s" % (what, dtype))
+
+
+# -- elementwise ------------------------------------------------------------------------------
+def unary(op, x):
+    """``op`` applied to each element (float32/float64)."""
+    d = _dev(x)
+    _check_float(d.dtype, op)
+    out = cuda.device_array(d.shape, d.dtype)
+    if d.size:
+        blocks, threads = _launch(d.size)
+        _ew.unary_kernel[blocks, threads](_flat(d), _flat(out), _ew.UNARY_CODES[op])
+    return out
+
+
+def broadcast_strides(shape, out_shape):
+    """Element strides of a C-contiguous array of ``shape`` read as ``out_shape``:
+    0 on broadcast (size-1 or missing) dimensions."""
+    strides = []
+    step = 1
+    padded = (1,) * (len(out_shape) - len(shape)) + tuple(shape)
+    for dim in reversed(padded):
+        strides.append(0 if dim == 1 else step)
+        step *= dim
+    return list(reversed(strides))
+
+
+def binary(op, x, y):
+    """``op(x, y)`` with numpy broadcasting; bool output for comparisons."""
+    dx, dy = _dev(x), _dev(y)
+    _check_float(dx.dtype, op)
+    try:
+        out_shape = np.broadcast_shapes(dx.shape, dy.shape)
+    except ValueError:
+        raise InvalidArgumentError(None, None, "Incompatible shapes: [%s] vs. [%s]" % (
+            ",".join(map(str, dx.shape)), ",".join(map(str, dy.shape)))) from None
+    compare = op in _ew.COMPARE_CODES
+    out = cuda.device_array(out_shape, np.bool_ if compare else dx.dtype)
+    n = out.size
+    if n:
+        shape = _ints(out_shape)
+        xs = _ints(broadcast_strides(dx.shape, out_shape) if out_shape else [0])
+        ys = _ints(broadcast_strides(dy.shape, out_shape) if out_shape else [0])
+        if not out_shape:
+            shape = _ints([1])
+        blocks, threads = _launch(n)
+        kernel = _ew.compare_kernel if compare else _ew.arith_kernel
+        code = _ew.COMPARE_CODES[op] if compare else _ew.ARITH_CODES[op]
+        kernel[blocks, threads](_flat(dx), _flat(dy), _flat(out), code, shape, xs, ys)
+    return out
+
+
+def select(cond, x, y):
+    """``x`` where ``cond`` else ``y``; ``cond`` broadcasts to x's shape."""
+    dc, dx, dy = _dev(np.asarray(cond, np.bool_) if not is_device_array(cond) else cond), \
+        _dev(x), _dev(y)
+    out = cuda.device_array(dx.shape, dx.dtype)
+    if out.size:
+        shape = _ints(dx.shape or (1,))
+        cs = _ints(broadcast_strides(dc.shape, dx.shape) if dx.shape else [0])
+        xs = _ints(broadcast_strides(dx.shape, dx.shape) if dx.shape else [0])
+        blocks, threads = _launch(out.size)
+        _ew.select_kernel[blocks, threads](_flat(dc), _flat(dx), _flat(dy), _flat(out),
+                                           shape, cs, xs)
+    return out
+
+
+def cast(x, np_dtype, scale=1.0):
+    """``x * scale`` converted to ``np_dtype`` on the device."""
+    d = _dev(x)
+    out = cuda.device_array(d.shape, np.dtype(np_dtype))
+    if out.size:
+        blocks, threads = _launch(out.size)
+        _ew.cast_kernel[blocks, threads](_flat(d), _flat(out), scale)
+    return out
+
+
+def add_n(xs):
+    """Elementwise sum of same-shape arrays, accumulated in one device buffer."""
+    ds = [_dev(x) for x in xs]
+    acc = cuda.device_array(ds[0].shape, ds[0].dtype)
+    acc.copy_to_device(ds[0])
+    if acc.size:
+        blocks, threads = _launch(acc.size)
+        for d in ds[1:]:
+            _ew.add_kernel_inplace[blocks, threads](_flat(acc), _flat(d))
+    return acc
+
+
+# -- reductions -------------------------------------------------------------------------------
+def _reduce_launch(d, op_code, init, kept, red):
+    """Run the tree reduction over the axes ``red``; returns float64 [R, 1]."""
+    shape = d.shape
+    strides = [int(s) for s in np.cumprod((list(shape[1:]) + [1])[::-1])[::-1]] if shape else []
+    kept_shape = [shape[a] for a in kept] or [1]
+    kept_strides = [strides[a] for a in kept] or [0]
+    red_shape = [shape[a] for a in red] or [1]
+    red_strides = [strides[a] for a in red] or [0]
+    R = math.prod(kept_shape)
+    K = math.prod(shape[a] for a in red)
+    threads = _red.THREADS
+    C = 1 if K <= threads * 4 else min(64, -(-K // (threads * 4)))
+    partial = cuda.device_array((R, C), np.float64)
+    if R == 0:
+        return partial
+    _red.reduce_kernel[(R, C), threads](_flat(d), op_code, float(init), _ints(kept_shape),
+                                        _ints(kept_strides), _ints(red_shape),
+                                        _ints(red_strides), K, partial)
+    if C > 1:
+        final = cuda.device_array((R, 1), np.float64)
+        _red.reduce_kernel[(R, 1), threads](_flat(partial), op_code, float(init),
+                                            _ints([R]), _ints([C]), _ints([C]), _ints([1]),
+                                            C, final)
+        partial = final
+    return partial
+
+
+_CODES = {"Sum": _red.SUM, "Mean": _red.SUM, "Prod": _red.PROD, "Max": _red.MAX,
+          "Min": _red.MIN}
+_INIT = {"Sum": 0.0, "Mean": 0.0, "Prod": 1.0, "Max": -math.inf, "Min": math.inf}
+
+
+def reduce(op, x, axes, keepdims):
+    """Sum/Mean/Max/Min/Prod over ``axes`` (float32/float64)."""
+    d = _dev(x)
+    _check_float(d.dtype, op)
+    axes = tuple(sorted(set(int(a) for a in axes)))
+    if not axes:
+        out = cuda.device_array(d.shape, d.dtype)
+        out.copy_to_device(d)
+        return out
+    kept = [a for a in range(d.ndim) if a not in axes]
+    out_shape = tuple(1 if i in axes else s for i, s in enumerate(d.shape)) if keepdims \
+        else tuple(d.shape[a] for a in kept)
+    partial = _reduce_launch(d, _CODES[op], _INIT[op], kept, list(axes))
+    scale = 1.0
+    if op == "Mean":
+        count = math.prod(d.shape[a] for a in axes)
+        scale = 1.0 / count if count else math.nan
+    return cast(partial, d.dtype, scale).reshape(out_shape) if out_shape else \
+        cast(partial, d.dtype, scale).reshape(())
+
+
+def arg_reduce(find_max, x, axis, out_np_dtype):
+    """Index of the max (min) along ``axis``; the first one on ties."""
+    d = _dev(x)
+    axis = int(axis) % max(d.ndim, 1)
+    if d.shape[axis] == 0:
+        raise InvalidArgumentError(None, None, "Reduction axis %d is empty in shape [%s]"
+                                   % (axis, ",".join(map(str, d.shape))))
+    A = math.prod(d.shape[:axis])
+    K = d.shape[axis]
+    B = math.prod(d.shape[axis + 1:])
+    out = cuda.device_array(A * B, np.dtype(out_np_dtype))
+    if A * B:
+        blocks, threads = _launch(A * B)
+        _red.arg_reduce_kernel[blocks, threads](_flat(d), bool(find_max), A * B, K, B, out)
+    shape = tuple(d.shape)
+    return out.reshape(shape[:axis] + shape[axis + 1:]) if d.ndim > 1 else \
+        out.reshape(())
+
+
+# -- matmul ---------------------------------------------------------------------------------
+def matmul(a, b, transpose_a=False, transpose_b=False):
+    """``op(a) @ op(b)``, 2-D or batched. Transposes are stride swaps. Batch
+    dimensions must match or one side must have none (or all ones); other
+    broadcasts are materialised on the host first."""
+    da, db = _dev(a), _dev(b)
+    _check_float(da.dtype, "MatMul")
+    sa, sb = tuple(da.shape), tuple(db.shape)
+    ar, ac = sa[-2], sa[-1]
+    br, bc = sb[-2], sb[-1]
+    M, K = (ac, ar) if transpose_a else (ar, ac)
+    K2, N = (bc, br) if transpose_b else (br, bc)
+    if K != K2:
+        raise InvalidArgumentError(None, None, "Matrix size-incompatible: In[0]: [%s], "
+                                   "In[1]: [%s]" % (",".join(map(str, sa)),
+                                                    ",".join(map(str, sb))))
+    batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+    T = math.prod(batch)
+    Ta, Tb = math.prod(sa[:-2]), math.prod(sb[:-2])
+    if (Ta != 1 and sa[:-2] != batch) or (Tb != 1 and sb[:-2] != batch):
+        ha = np.broadcast_to(to_host(da), batch + sa[-2:])
+        hb = np.broadcast_to(to_host(db), batch + sb[-2:])
+        da, db = _dev(np.ascontiguousarray(ha)), _dev(np.ascontiguousarray(hb))
+        Ta = Tb = T
+    out = cuda.device_array(batch + (M, N), da.dtype)
+    if out.size == 0:
+        return out
+    if K == 0:
+        return cast(_dev(np.zeros(batch + (M, N), da.dtype)), da.dtype)
+    a_rs, a_cs = (1, ac) if transpose_a else (ac, 1)
+    b_rs, b_cs = (1, bc) if transpose_b else (bc, 1)
+    a_bs = ar * ac if Ta > 1 else 0
+    b_bs = br * bc if Tb > 1 else 0
+    tile = _mm.TILE
+    grid = (-(-N // tile), -(-M // tile), T)
+    kernel = _mm.matmul_f32 if da.dtype == _F32 else _mm.matmul_f64
+    kernel[grid, (tile, tile)](_flat(da), _flat(db), _flat(out), M, K, N, a_rs, a_cs, a_bs,
+                               b_rs, b_cs, b_bs)
+    return out
+
+
+# -- softmax and losses -------------------------------------------------------------------------
+def _rows_launch(R):
+    return max(1, -(-R // 128)), 128
+
+
+def _softmax(x, want_log):
+    d = _dev(x)
+    _check_float(d.dtype, "Softmax")
+    C = tuple(d.shape)[-1] if d.ndim else 1
+    R = d.size // C if C else 0
+    out = cuda.device_array(d.shape, d.dtype)
+    if R and C:
+        blocks, threads = _rows_launch(R)
+        _nn.softmax_kernel[blocks, threads](_flat(d), _flat(out), R, C, want_log)
+    return out
+
+
+def softmax(x):
+    return _softmax(x, False)
+
+
+def log_softmax(x):
+    return _softmax(x, True)
+
+
+def softmax_xent(logits, labels):
+    """(loss, backprop) of SoftmaxCrossEntropyWithLogits over the last axis."""
+    d = _dev(logits)
+    lab = labels if is_device_array(labels) else np.ascontiguousarray(
+        np.broadcast_to(np.asarray(labels), d.shape))
+    dl = _dev(lab)
+    C = tuple(d.shape)[-1]
+    R = d.size // C if C else 0
+    loss = cuda.device_array(tuple(d.shape)[:-1], d.dtype)
+    backprop = cuda.device_array(d.shape, d.dtype)
+    if R and C:
+        blocks, threads = _rows_launch(R)
+        _nn.xent_kernel[blocks, threads](_flat(d), _flat(dl), _flat(loss), _flat(backprop),
+                                         R, C)
+    return loss, backprop
+
+
+def sparse_softmax_xent(logits, labels):
+    """(loss, backprop) with one integer label per row; labels are checked on
+    the host first (TF's message)."""
+    d = _dev(logits)
+    hl = to_host(labels)
+    C = tuple(d.shape)[-1]
+    bad = (hl < 0) | (hl >= C)
+    if hl.size and bad.any():
+        raise InvalidArgumentError(
+            None, None, "Received a label value of %d which is outside the valid range of "
+            "[0, %d).  Label values: %s" % (hl.flat[int(np.argmax(bad))], C,
+                                            " ".join(str(int(v)) for v in hl.ravel())))
+    dl = _dev(hl.astype(np.int64))
+    R = d.size // C if C else 0
+    loss = cuda.device_array(tuple(d.shape)[:-1], d.dtype)
+    backprop = cuda.device_array(d.shape, d.dtype)
+    if R and C:
+        blocks, threads = _rows_launch(R)
+        _nn.sparse_xent_kernel[blocks, threads](_flat(d), _flat(dl), _flat(loss),
+                                                _flat(backprop), R, C)
+    return loss, backprop
+
+
+# -- optimizers (in place on device arrays) ---------------------------------------------------
+def _scalar(v):
+    return float(to_host(v)) if is_device_array(v) else float(np.asarray(v))
+
+
+def apply_gradient_descent(var, alpha, delta):
+    if var.size:
+        blocks, threads = _launch(var.size)
+        _opt.sgd_kernel[blocks, threads](_flat(var), _scalar(alpha), _flat(_dev(delta)))
+    return var
+
+
+def apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+    if var.size:
+        blocks, threads = _launch(var.size)
+        _opt.momentum_kernel[blocks, threads](_flat(var), _flat(accum), _scalar(lr),
+                                              _flat(_dev(grad)), _scalar(momentum),
+                                              bool(use_nesterov))
+    return var
+
+
+def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
+               use_nesterov=False):
+    lr_t = _scalar(lr) * math.sqrt(1 - _scalar(beta2_power)) / (1 - _scalar(beta1_power))
+    if var.size:
+        blocks, threads = _launch(var.size)
+        _opt.adam_kernel[blocks, threads](_flat(var), _flat(m), _flat(v), lr_t,
+                                          _scalar(beta1), _scalar(beta2), _scalar(epsilon),
+                                          _flat(_dev(grad)), bool(use_nesterov))
+    return var
+
+
+def apply_adagrad(var, accum, lr, grad, update_slots=True):
+    if var.size:
+        blocks, threads = _launch(var.size)
+        _opt.adagrad_kernel[blocks, threads](_flat(var), _flat(accum), _scalar(lr),
+                                             _flat(_dev(grad)), bool(update_slots))
+    return var
+
+
+def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
+    if var.size:
+        blocks, threads = _launch(var.size)
+        _opt.rmsprop_kernel[blocks, threads](_flat(var), _flat(ms), _flat(mom), _scalar(lr),
+                                             _scalar(rho), _scalar(momentum),
+                                             _scalar(epsilon), _flat(_dev(grad)))
+    return var
