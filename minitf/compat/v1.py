@@ -243,6 +243,14 @@ train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and train
 
 
 _TRAIN_LAZY = {
+    # training: optimizers and the global step
+    **{_n: "minitf.train.optimizers" for _n in (
+        "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
+        "RMSPropOptimizer", "AdamOptimizer")},
+    "Optimizer": "minitf.train.optimizer",
+    **{_n: "minitf.train.training_util" for _n in (
+        "get_global_step", "create_global_step", "get_or_create_global_step",
+        "global_step")},
     # name -> module that defines it; imported on first use, so that
     # `python -m minitf.distributed.server` does not import itself twice.
     "ClusterSpec": "minitf.distributed.cluster_spec",

@@ -77,5 +77,6 @@ def _ensure_loaded():
     global _loaded
     if not _loaded:
         _loaded = True
-        from minitf.kernels import host_kernels, math_kernels, queue_kernels  # noqa: F401
+        from minitf.kernels import (grad_kernels, host_kernels, math_kernels,  # noqa: F401
+                                    queue_kernels, training_kernels)
         from minitf.distributed import worker  # noqa: F401  (_Send/_Recv kernels)

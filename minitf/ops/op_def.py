@@ -39,10 +39,14 @@ def get_op_def(name):
 for _name in ("VariableV2",):
     register_op(_name, stateful=True)
 for _name in ("Assign", "AssignAdd", "AssignSub", "IsVariableInitialized",
-              "ScatterUpdate", "ScatterAdd", "ScatterSub",
-              "ApplyGradientDescent", "ApplyMomentum", "ApplyAdam", "ApplyAdagrad",
-              "ApplyRMSProp", "CountUpTo"):
+              "ScatterUpdate", "ScatterAdd", "ScatterSub", "ApplyGradientDescent",
+              "CountUpTo"):
     register_op(_name, ref_inputs=(0,), stateful=True)
+# Optimizer updates take the variable and its slot variables by reference.
+register_op("ApplyMomentum", ref_inputs=(0, 1), stateful=True)
+register_op("ApplyAdagrad", ref_inputs=(0, 1), stateful=True)
+register_op("ApplyRMSProp", ref_inputs=(0, 1, 2), stateful=True)
+register_op("ApplyAdam", ref_inputs=(0, 1, 2), stateful=True)
 for _name in ("RandomUniform", "RandomStandardNormal", "TruncatedNormal",
               "RandomUniformInt", "RandomShuffle"):
     register_op(_name, stateful=True)
