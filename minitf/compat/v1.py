@@ -23,6 +23,10 @@ from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: 
                                   gradients)
 from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
                                       PriorityQueue, QueueBase, RandomShuffleQueue)
+from minitf.ops import io_ops as _io_ops
+from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F401
+                               TextLineReader, WholeFileReader, decode_csv, read_file,
+                               string_to_number)
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
@@ -243,6 +247,15 @@ train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and train
 
 
 _TRAIN_LAZY = {
+    # input pipelines: queue runners, coordinator, producers, batching
+    **{_n: "minitf.train.queue_runner" for _n in (
+        "QueueRunner", "add_queue_runner", "start_queue_runners")},
+    **{_n: "minitf.train.coordinator" for _n in ("Coordinator", "LooperThread")},
+    **{_n: "minitf.train.input" for _n in (
+        "string_input_producer", "input_producer", "range_input_producer",
+        "slice_input_producer", "limit_epochs", "batch", "shuffle_batch",
+        "batch_join", "shuffle_batch_join")},
+    "queue_runner": "minitf.train",
     # training: optimizers and the global step
     **{_n: "minitf.train.optimizers" for _n in (
         "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
@@ -269,5 +282,18 @@ def _train_getattr(name):
 
 
 train.__getattr__ = _train_getattr
+
+# -- input pipelines: readers and tf.data ------------------------------------------------
+count_up_to = _io_ops.count_up_to
+random_shuffle = _io_ops.random_shuffle
+random.shuffle = _io_ops.random_shuffle
+range = _io_ops.range  # noqa: A001
+gather = _io_ops.gather
+io = _types.ModuleType("minitf.compat.v1.io", "tf.io: reading and parsing files.")
+io.decode_csv = decode_csv
+io.read_file = read_file
+strings = _types.ModuleType("minitf.compat.v1.strings", "tf.strings")
+strings.to_number = string_to_number
+from minitf import data  # noqa: E402,F401  (tf.data)
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))

@@ -79,4 +79,5 @@ def _ensure_loaded():
         _loaded = True
         from minitf.kernels import (grad_kernels, host_kernels, math_kernels,  # noqa: F401
                                     queue_kernels, training_kernels)
+        from minitf.kernels import data_kernels, io_kernels  # noqa: F401
         from minitf.distributed import worker  # noqa: F401  (_Send/_Recv kernels)
