@@ -261,6 +261,9 @@ _TRAIN_LAZY = {
         "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
         "RMSPropOptimizer", "AdamOptimizer")},
     "Optimizer": "minitf.train.optimizer",
+    **{_n: "minitf.train.device_setter" for _n in (
+        "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
+        "RandomStrategy")},
     **{_n: "minitf.train.training_util" for _n in (
         "get_global_step", "create_global_step", "get_or_create_global_step",
         "global_step")},
