@@ -173,19 +173,31 @@ class PlacementModel:
     def soft_placed(self):
         return sorted(name for name, op in self.ops.items() if op.soft_placed)
 
-    def generations(self):
-        """``{op name: layer}``: each op one layer right of its latest input."""
+    def generations(self, group=None):
+        """``{op name: layer}``: each op one layer right of its latest input.
+
+        With ``group`` (op name -> group key) the layers are those of the
+        grouped graph, so a group sits right of the groups that feed it.
+        """
+        group = group or {name: name for name in self.ops}
         g = nx.DiGraph()
-        g.add_nodes_from(self.ops)
-        g.add_edges_from((a, b) for a, b, _ in self.edges if a != b)
+        g.add_nodes_from(set(group.values()))
+        g.add_edges_from((group[a], group[b]) for a, b, _ in self.edges
+                         if group[a] != group[b])
+        # Groups can form cycles (scope A feeds B feeds A): one layer per
+        # strongly connected component then.
+        dag = nx.condensation(g)
         layer = {}
-        try:
-            for i, gen in enumerate(nx.topological_generations(g)):
-                for name in gen:
-                    layer[name] = i
-        except nx.NetworkXUnfeasible:  # a cycle (while loops): fall back to creation order
-            layer = {name: i for i, name in enumerate(self.ops)}
-        return layer
+        for i, gen in enumerate(nx.topological_generations(dag)):
+            for component in gen:
+                for key in dag.nodes[component]["members"]:
+                    layer[key] = i
+        # Constants and other sources: just left of their first consumer,
+        # not all piled up in column 0.
+        for key in g:
+            if g.in_degree(key) == 0 and g.out_degree(key) > 0:
+                layer[key] = max(0, min(layer[s] for s in g.successors(key)) - 1)
+        return {name: layer[key] for name, key in group.items()}
 
 
 def _pairs_from_partitions(partition_graphs):

@@ -45,11 +45,12 @@ class Node:
 def group_ops(model, depth):
     """Dots for ``model`` with ops grouped by the first ``depth`` parts of
     their name (``depth=0``: one dot per op). Returns ``{op name: Node}``."""
-    layers = model.generations()
-    groups = {}
+    groups, key_of = {}, {}
     for name, op in model.ops.items():
         scope = name if depth == 0 else "/".join(name.split("/")[:depth])
         groups.setdefault((scope, op.device), []).append(name)
+        key_of[name] = (scope, op.device)
+    layers = model.generations(key_of)
     out = {}
     for (scope, device), members in groups.items():
         label = scope if len(members) == 1 and members[0] == scope else \
@@ -242,9 +243,15 @@ class PlacementView(FigureView):
         ax.set_ylim(min(lows) - 0.1, max(highs) + 0.1)
         handles = [Patch(facecolor=c, edgecolor="#222", label="%s (%d ops)" % (
             short_device(d), self.model.ops_per_device()[d])) for d, c in self.colors.items()]
-        handles += [Line2D([], [], color=_EDGE["send"]["color"], ls="--", lw=1.8,
-                           label="Send/Recv between tasks (%d)" % len(self.model.send_recv)),
-                    Line2D([], [], marker="o", ls="", markerfacecolor="white",
+        network = sum(1 for p in self.model.send_recv if p.crosses_tasks)
+        copies = len(self.model.send_recv) - network
+        if network or not copies:
+            handles.append(Line2D([], [], color=_EDGE["send"]["color"], ls="--", lw=1.8,
+                                  label="Send/Recv between tasks (%d)" % network))
+        if copies:
+            handles.append(Line2D([], [], color=_EDGE["copy"]["color"], ls="--", lw=1.6,
+                                  label="Send/Recv between devices of a task (%d)" % copies))
+        handles += [Line2D([], [], marker="o", ls="", markerfacecolor="white",
                            markeredgecolor="#d62728", markeredgewidth=2.2,
                            label="moved by soft placement (%d)" % len(self.model.soft_placed()))]
         ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),

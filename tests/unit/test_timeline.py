@@ -1,0 +1,75 @@
+"""minitf.timeline.Timeline: a step's trace as a Chrome trace (Perfetto)."""
+
+import json
+
+import pytest
+
+import minitf.compat.v1 as tf
+from minitf.timeline import Timeline
+from two_task_run import start_two_task_step, stop_two_task_step
+
+
+@pytest.fixture(scope="module")
+def step():
+    s = start_two_task_step()
+    yield s
+    stop_two_task_step(s)
+
+
+def events(trace, ph, cat=None):
+    return [e for e in trace["traceEvents"] if e["ph"] == ph and (cat is None or e.get("cat") == cat)]
+
+
+def test_one_process_per_task_and_one_slice_per_op(step):
+    stats = step.md.step_stats
+    trace = json.loads(Timeline(stats).generate_chrome_trace_format())
+    processes = {e["pid"]: e["args"]["name"] for e in events(trace, "M")
+                 if e["name"] == "process_name"}
+    assert sorted(processes.values()) == ["/job:local/replica:0/task:0",
+                                          "/job:local/replica:0/task:1"]
+    ops = events(trace, "X", "Op")
+    assert sorted(e["args"]["name"] for e in ops) == sorted(
+        ns.node_name for d in stats.dev_stats for ns in d.node_stats)
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events(trace, "M")
+               if e["name"] == "thread_name"}
+    for e in ops:  # each op sits on its device's thread, inside its task's process
+        device = threads[(e["pid"], e["tid"])]
+        assert device.startswith(processes[e["pid"]] + "/device:")
+        assert isinstance(e["ts"], int) and e["dur"] >= 0
+
+
+def test_a_flow_arrow_per_transfer_bound_to_slices(step):
+    stats = step.md.step_stats
+    trace = json.loads(Timeline(stats).generate_chrome_trace_format(show_dataflow=False))
+    starts, ends = events(trace, "s", "transfer"), events(trace, "f", "transfer")
+    assert len(starts) == len(ends) == len(stats.transfers) > 0
+    assert sorted(e["id"] for e in starts) == sorted(e["id"] for e in ends)
+    assert sorted(e["name"] for e in starts) == sorted(t.tensor for t in stats.transfers)
+    slices = events(trace, "X", "transfer")
+    for flow in starts + ends:  # Perfetto binds a flow event to the slice around it
+        assert any(s["pid"] == flow["pid"] and s["tid"] == flow["tid"]
+                   and s["ts"] <= flow["ts"] <= s["ts"] + s["dur"] for s in slices)
+    processes = {e["pid"]: e["args"]["name"] for e in events(trace, "M")
+                 if e["name"] == "process_name"}
+    for s, f in zip(sorted(starts, key=lambda e: e["id"]), sorted(ends, key=lambda e: e["id"])):
+        assert processes[s["pid"]].endswith("task:0") and processes[f["pid"]].endswith("task:1")
+    assert [e["args"]["bytes"] for e in slices if e["name"].startswith("send ")] == \
+        [t.bytes for t in stats.transfers]
+
+
+def test_dataflow_arrows_with_a_graph_and_a_local_step():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant(2.0, name="a")
+        b = tf.multiply(a, 3.0, name="b")
+    with tf.Session(graph=g) as sess:
+        md = tf.RunMetadata()
+        sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                 run_metadata=md)
+    trace = json.loads(Timeline(md.step_stats, graph=g).generate_chrome_trace_format())
+    assert [e["args"]["name"] for e in events(trace, "M") if e["name"] == "process_name"] \
+        == ["/job:localhost/replica:0/task:0"]
+    flows = events(trace, "s", "DataFlow")
+    assert "a:0" in {e["name"] for e in flows}
+    (b_slice,) = [e for e in events(trace, "X", "Op") if e["args"]["name"] == "b"]
+    assert b_slice["args"]["input0"] == "a:0" and b_slice["name"] == "Mul"
