@@ -196,11 +196,10 @@ class TensorSliceDataset(Dataset):
         for t in flat:
             if t.shape.ndims == 0:
                 raise ValueError("Unbatching a tensor is only supported for rank >= 1")
-        first = flat[0].shape[0]
-        for t in flat[1:]:
-            if first is not None and t.shape[0] is not None and t.shape[0] != first:
-                raise ValueError("Dimensions %d and %d are not compatible" % (first,
-                                                                             t.shape[0]))
+        dims = [t.shape.as_list()[0] if t.shape.ndims else None for t in flat]
+        for d in dims[1:]:
+            if dims[0] is not None and d is not None and d != dims[0]:
+                raise ValueError("Dimensions %d and %d are not compatible" % (dims[0], d))
         self._structure = pack(self._tensors, [
             Spec(t.dtype.base_dtype, TensorShape(t.shape.as_list()[1:]) if t.shape.ndims
                  is not None else TensorShape(None)) for t in flat])
@@ -482,7 +481,7 @@ class PaddedBatchDataset(BatchDataset):
             dims = []
             for d in range(column[0].ndim):
                 biggest = max(x.shape[d] for x in column)
-                want = shape[d] if shape.ndims is not None else None
+                want = shape.as_list()[d] if shape.ndims is not None else None
                 if want is not None and biggest > want:
                     raise errors.InvalidArgumentError(
                         None, None, "Attempted to pad to a smaller size than the input "
@@ -495,14 +494,37 @@ class PaddedBatchDataset(BatchDataset):
         return out
 
 
+class _Count:
+    """A count argument (``repeat(n)``, ``take(n)``...): a Python int, or a
+    tensor whose value comes with the dataset's other inputs."""
+
+    def __init__(self, count, name):
+        if isinstance(count, Tensor) or hasattr(count, "_as_graph_element"):
+            self.tensor = convert_to_tensor(count, dtype=_dtypes.int64, name=name)
+            self.value = None
+        else:
+            self.tensor = None
+            self.value = int(count)
+
+    def inputs(self):
+        return [self.tensor] if self.tensor is not None else []
+
+    def __call__(self, values):
+        return self.value if self.tensor is None else int(values[self.tensor])
+
+
 class RepeatDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = -1 if count is None else int(count)
+        self._count = _Count(-1 if count is None else count, "count")
+
+    def _inputs(self):
+        return self._input._inputs() + self._count.inputs()
 
     def _generate(self, values):
+        count = self._count(values)
         epoch = 0
-        while self._count < 0 or epoch < self._count:
+        while count < 0 or epoch < count:
             produced = False
             for element in self._input._generate(values):
                 produced = True
@@ -558,27 +580,35 @@ class ShuffleDataset(_UnaryDataset):
 class SkipDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = int(count)
+        self._count = _Count(count, "count")
+
+    def _inputs(self):
+        return self._input._inputs() + self._count.inputs()
 
     def _generate(self, values):
+        count = self._count(values)
         for i, element in enumerate(self._input._generate(values)):
-            if self._count < 0:
+            if count < 0:
                 return
-            if i >= self._count:
+            if i >= count:
                 yield element
 
 
 class TakeDataset(_UnaryDataset):
     def __init__(self, input_dataset, count):
         super().__init__(input_dataset)
-        self._count = int(count)
+        self._count = _Count(count, "count")
+
+    def _inputs(self):
+        return self._input._inputs() + self._count.inputs()
 
     def _generate(self, values):
-        if self._count == 0:
+        count = self._count(values)
+        if count == 0:
             return
         for i, element in enumerate(self._input._generate(values)):
             yield element
-            if 0 <= self._count <= i + 1:
+            if 0 <= count <= i + 1:
                 return
 
 

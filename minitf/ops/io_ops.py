@@ -161,7 +161,11 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
         records_t = convert_to_tensor(records, dtype=_dtypes.string, name="records")
         defaults = []
         for i, d in enumerate(record_defaults):
-            t = convert_to_tensor(d, name="record_defaults_%d" % i)
+            if isinstance(d, (list, tuple)) and any(hasattr(x, "op") for x in d):
+                from minitf.ops.array_ops import stack
+                t = stack(list(d), name="record_defaults_%d" % i)
+            else:
+                t = convert_to_tensor(d, name="record_defaults_%d" % i)
             if t.dtype.base_dtype.name not in _CSV_TYPES:
                 raise TypeError("Value passed to parameter 'record_defaults' has DataType %s "
                                 "not in list of allowed values: float32, float64, int32, "
@@ -173,7 +177,7 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
             if t.shape.ndims is not None and t.shape.ndims > 1:
                 raise ValueError("Shape must be at most rank 1 but is rank %d for %s"
                                  % (t.shape.ndims, node))
-            if t.shape.ndims == 1 and t.shape[0] is not None and t.shape[0] > 1:
+            if t.shape.ndims == 1 and (t.shape.as_list()[0] or 0) > 1:
                 raise ValueError("Shape of a default must be a length-0 or length-1 vector, "
                                  "or a scalar. for %s" % node)
         if len(field_delim) != 1:

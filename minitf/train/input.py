@@ -102,7 +102,8 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
         tensor_list = [convert_to_tensor(t) for t in tensor_list]
         if not tensor_list:
             raise ValueError("Expected at least one tensor in slice_input_producer().")
-        range_size = tensor_list[0].shape[0]
+        range_size = tensor_list[0].shape.as_list()[0] \
+            if tensor_list[0].shape.ndims else None
         if range_size is None:
             range_size = array_ops.shape(tensor_list[0])[0]
         queue = range_input_producer(range_size, num_epochs=num_epochs, shuffle=shuffle,
