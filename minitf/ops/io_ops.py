@@ -231,7 +231,7 @@ def random_shuffle(value, seed=None, name=None):
                                           "T": value.dtype.base_dtype}).outputs[0]
 
 
-def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+def range_(start, limit=None, delta=1, dtype=None, name="range"):
     """``[start, start+delta, ...)`` up to ``limit`` (``range(n)``: 0..n-1)."""
     if limit is None:
         start, limit = 0, start

@@ -89,7 +89,7 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capaci
                          shared_name=None, name=None):
     """A queue of the integers ``0 .. limit-1`` (int32)."""
     with name_scope(name, "input_producer", [limit]) as scope:
-        range_tensor = io_ops.range(limit)
+        range_tensor = io_ops.range_(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, "fraction_of_%d_full" % capacity, scope[:-1])
 
