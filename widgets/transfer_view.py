@@ -65,7 +65,7 @@ class TransferView(FigureView):
         self.table.value = html_table(
             ["step", "source", "destination", "tensor", "bytes", "time", "MB/s", "kind"],
             [(r.step, short_device(r.src_device), short_device(r.dst_device), r.tensor,
-              r.bytes, format_micros(r.micros), "%.1f" % r.mb_per_s if r.micros else "-",
+              r.bytes, format_micros(r.micros), "%.3g" % r.mb_per_s if r.micros else "-",
               r.kind) for r in rows],
             caption="Transfers (%d)" % len(rows)) if rows else \
             "<i>No transfers in this step: every tensor stayed on its device.</i>"
@@ -74,7 +74,7 @@ class TransferView(FigureView):
             ["link", "transfers", "bytes", "time", "average MB/s"],
             [("%s → %s" % (short_device(a), short_device(b)), t["transfers"], t["bytes"],
               format_micros(t["micros"]),
-              "%.1f" % (t["bytes"] / t["micros"]) if t["micros"] else "-")
+              "%.3g" % (t["bytes"] / t["micros"]) if t["micros"] else "-")
              for (a, b), t in totals.items()],
             caption="Totals per link") if rows else ""
         self.redraw()

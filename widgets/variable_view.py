@@ -169,6 +169,8 @@ class VariableStateView(FigureView):
             a = np.asarray(variables[(task, name)].get("value", 0))
             hx.plot([p[0] for p in points], [p[1] for p in points], marker=".", ms=4,
                     label=name if a.size == 1 else "mean(%s)" % name)
+        latest = max((p[0] for points in history.values() for p in points), default=0.0)
+        hx.set_xlim(0, max(latest * 1.05, 10 * (self.refresh_seconds or 1)))
         hx.set_xlabel("seconds since the view opened", fontsize=8.5)
         hx.set_title("history (%d polls)" % self.polls, fontsize=9, loc="left")
         hx.tick_params(labelsize=8)
