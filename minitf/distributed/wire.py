@@ -300,6 +300,9 @@ def _recv_exact(sock, view, deadline, what, part, frame_start):
 
 
 def _send_views(sock, views, deadline, what):
+    # Empty buffers (an empty string tensor) would make sendmsg return 0 for
+    # ever once only they are left: drop them.
+    views = [v for v in views if v.nbytes]
     total = sum(v.nbytes for v in views)
     sent = 0
     k = 0  # index of the first view not fully sent

@@ -144,18 +144,19 @@ class _FixedPlacer:
     """Placement was decided by the master: use the device in each node def."""
 
     def __init__(self, devices_by_name):
-        self.devices = devices_by_name
+        self.by_name = devices_by_name
+        self.devices = list(devices_by_name.values())  # as the Placer has them
         self.assigned = {}
 
     def place(self, ops):
         for op in ops:
             if op not in self.assigned:
-                device = self.devices.get(op._assigned)
+                device = self.by_name.get(op._assigned)
                 if device is None:
                     raise errors.InvalidArgumentError(
                         op.node_def, op, "Op %s was placed on %s, which this task does not "
                         "have (it has %s)" % (op.name, op._assigned or "no device",
-                                             ", ".join(sorted(self.devices))))
+                                             ", ".join(sorted(self.by_name))))
                 self.assigned[op] = device
 
 

@@ -524,3 +524,25 @@ def test_connect_to_nothing_is_unavailable():
     s.close()  # nothing listens there now
     with pytest.raises(errors.UnavailableError, match="Cannot connect to 127.0.0.1:%d" % port):
         wire.connect("127.0.0.1:%d" % port, deadline=time.monotonic() + 5)
+
+
+def test_empty_string_tensor_does_not_stall_the_sender():
+    """An empty string tensor has zero-length buffers; the sender must finish
+    the frame, and the next frame must follow on the same connection."""
+    a, b = socket.socketpair()
+    try:
+        done = []
+
+        def send_two():
+            wire.send_frame(a, {"n": 1}, [np.array([], dtype=object)])
+            wire.send_frame(a, {"n": 2})
+            done.append(True)
+        t = threading.Thread(target=send_two)
+        t.start()
+        h1, t1 = wire.recv_frame(b, deadline=time.monotonic() + 5)
+        h2, _ = wire.recv_frame(b, deadline=time.monotonic() + 5)
+        t.join(5)
+        assert (h1["n"], h2["n"], t1[0].shape, done) == (1, 2, (0,), [True])
+    finally:
+        a.close()
+        b.close()
