@@ -74,10 +74,14 @@ class KernelContext:
 
 
 class _Step:
-    """One op in a plan: its kernel and where its inputs and outputs live."""
+    """One op in a plan: its kernel and where its inputs and outputs live.
+
+    ``members`` is None for an ordinary op; a fused step (fusion.py) lists the
+    ops it replaced. ``allocator`` is the GPU allocator its outputs are
+    charged to (None on a CPU or for host-memory outputs)."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out",
-                 "successors", "n_preds", "blocking")
+                 "successors", "n_preds", "blocking", "members", "allocator")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -90,6 +94,8 @@ class _Step:
         self.successors = []
         self.n_preds = 0
         self.blocking = blocking
+        self.members = None
+        self.allocator = None
 
 
 def read_ref(value):
@@ -117,7 +123,8 @@ def annotate(exc, op):
 class Plan:
     """A pruned, placed and wired subgraph, ready to run many times."""
 
-    def __init__(self, graph, fetches, targets, feeds, placer, contexts, pool_factory):
+    def __init__(self, graph, fetches, targets, feeds, placer, contexts, pool_factory,
+                 fuse=None):
         self.graph = graph
         self.feeds = list(feeds)
         self._pool_factory = pool_factory
@@ -132,14 +139,12 @@ class Plan:
             slot_of[t] = n
             n += 1
         self.steps = []
-        index_of = {}
         for op in order:
             out_base = n
             for t in op._outputs:
                 if t not in fed:
                     slot_of[t] = n
                 n += 1
-            index_of[op] = len(self.steps)
             device = placer.assigned[op]
             kdef = registry.find(op.type, device.device_type, registry.kernel_dtype(op))
             if kdef is None:
@@ -156,18 +161,43 @@ class Plan:
                           if t.dtype.is_ref_dtype and i not in refs)
             self.steps.append(_Step(op, compute, device, inputs, deref, out_base,
                                     op_def.blocking))
-        for step in self.steps:
-            preds = {index_of[t.op] for t in step.op._inputs if t.op in index_of and t not in fed}
-            preds.update(index_of[c] for c in step.op._control_inputs if c in index_of)
-            step.n_preds = len(preds)
+        fetch_slots = [slot_of[t] for t in fetches]
+        # Host<->GPU copies on every edge between memories (see copies.py), then
+        # the fusion pass (see fusion.py); both only rewrite steps and slots.
+        if any(d.device_type == "GPU" for d in placer.devices):
+            from minitf.runtime import copies
+            n, fetch_slots, self.memory = copies.insert_copies(self.steps, fetch_slots, n,
+                                                               self.feeds)
+        else:
+            self.memory = None
+        if fuse is None or fuse:
+            from minitf.runtime import fusion
+            if fusion.enabled(fuse):
+                self.steps = fusion.fuse_steps(self.steps, fetch_slots, self.feeds)
+        producer = {}
+        index_of = {}
+        for i, s in enumerate(self.steps):
+            for k in range(s.n_out):
+                producer[s.out_base + k] = i
+            for op in getattr(s, "members", None) or (s.op,):
+                index_of[op] = i
+        for i, s in enumerate(self.steps):
+            preds = {producer[j] for j in s.inputs if j in producer}
+            for op in getattr(s, "members", None) or (s.op,):
+                preds.update(index_of[c] for c in getattr(op, "_control_inputs", ())
+                             if c in index_of)
+            preds.discard(i)
+            s.n_preds = len(preds)
             for p in preds:
-                self.steps[p].successors.append(index_of[step.op])
+                self.steps[p].successors.append(i)
         self.n_slots = n
-        self.fetch_slots = [slot_of[t] for t in fetches]
+        self.fetch_slots = fetch_slots
         self.devices = sorted({s.device.name for s in self.steps})
         self.contexts = contexts  # device name -> (ResourceManager, session_state)
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.steps)
-        self.placement = {s.op.name: s.device.name for s in self.steps}
+        self.placement = {op.name: s.device.name for s in self.steps
+                          for op in (getattr(s, "members", None) or (s.op,))
+                          if not getattr(op, "is_copy", False)}
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feed_values, step, trace=None):
@@ -175,11 +205,19 @@ class Plan:
         the fetched values (refs already read) in fetch order."""
         vals = [None] * self.n_slots
         vals[:len(feed_values)] = feed_values
-        if self.inline:
-            self._run_inline(vals, step, trace)
-        else:
-            self._run_dataflow(vals, step, trace)
-        return [read_ref(vals[i]) for i in self.fetch_slots]
+        if trace is not None:
+            step.extra.setdefault("trace", trace)
+        if self.memory is not None:
+            step.extra["memory"] = self.memory.start(trace)
+        try:
+            if self.inline:
+                self._run_inline(vals, step, trace)
+            else:
+                self._run_dataflow(vals, step, trace)
+            return [read_ref(vals[i]) for i in self.fetch_slots]
+        finally:
+            if self.memory is not None:
+                step.extra["memory"].finish()
 
     def _context(self, device, step):
         resources, session_state = self.contexts[device.name]
@@ -192,10 +230,15 @@ class Plan:
                 ins[j] = read_ref(ins[j])
             if trace is None:
                 outs = s.compute(ctx, ins)
+                if self.memory is not None:
+                    ctx.step.extra["memory"].after(s, outs)
             else:
                 start = time.time_ns() // 1000
                 outs = s.compute(ctx, ins)
-                trace.record(s, start, time.time_ns() // 1000, outs)
+                used = None
+                if self.memory is not None:
+                    used = ctx.step.extra["memory"].after(s, outs)
+                trace.record(s, start, time.time_ns() // 1000, outs, used)
         except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
             raise annotate(e, s.op) from None
         if s.n_out:
@@ -290,8 +333,10 @@ class Trace:
     def __init__(self):
         self._lock = threading.Lock()
         self.by_device = {}
+        self.transfers = []   # Transfer records: host<->GPU copies, cross-task receives
+        self.memory = []      # AllocatorMemoryUsed per GPU at the end of the step
 
-    def record(self, s, start, end, outs):
+    def record(self, s, start, end, outs, memory=None):
         outputs = []
         for slot, value in enumerate(outs or ()):
             value = read_ref(value) if isinstance(value, VariableResource) and \
@@ -305,7 +350,8 @@ class Trace:
                               op_start_rel_micros=0, op_end_rel_micros=end - start,
                               all_end_rel_micros=end - start, output=outputs,
                               timeline_label="%s = %s()" % (s.op.name, s.op.type),
-                              thread_id=threading.get_ident() % 100000)
+                              thread_id=threading.get_ident() % 100000,
+                              memory=[memory] if memory is not None else [])
         with self._lock:
             self.by_device.setdefault(s.device.name, []).append(stats)
 

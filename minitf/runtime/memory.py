@@ -80,6 +80,8 @@ class GPUAllocator:
         self.in_use = 0
         self.peak = 0
         self._live = {}        # key -> [bytes, refcount]
+        self._variables = {}   # id(VariableResource) -> its charge key
+        self._aliases = {}     # id(VariableResource) -> key of its current buffer
         # What this allocator holds on the card, in a separate object so that
         # the finalizer can give it back without keeping the allocator alive.
         self._hold = _Reservation()
@@ -119,7 +121,8 @@ class GPUAllocator:
                 raise errors.ResourceExhaustedError(
                     None, None, "OOM when allocating tensor of shape %s%s on %s: requested "
                     "%d bytes, %d free (limit %d bytes%s)"
-                    % (list(shape), " and type " + dtype_name if dtype_name else "",
+                    % ("[%s]" % ",".join(str(d) for d in shape),
+                       " and type " + dtype_name if dtype_name else "",
                        self.device_name, size, max(free, 0), self.limit,
                        ", allow_growth" if self.allow_growth else ""))
             if self.allow_growth and self.in_use + size > self.reserved:
@@ -132,6 +135,44 @@ class GPUAllocator:
                 self.peak = self.in_use
             self._live[key] = [size, 1]
             return size
+
+    def charge_variable(self, resource, nbytes, shape, dtype_name=""):
+        """Charge a variable's buffer for as long as the variable lives (a new
+        size replaces the old charge; the charge ends when the variable dies)."""
+        rid = id(resource)
+        key = ("variable", rid, int(nbytes))
+        with self._lock:
+            old = self._variables.get(rid)
+        if old == key:
+            return
+        if old is not None:
+            self.release(old)
+        try:
+            self.charge(key, nbytes, shape, dtype_name)
+        except errors.ResourceExhaustedError:
+            if old is not None:
+                self.charge(old, old[2], shape, dtype_name)
+            raise
+        with self._lock:
+            self._variables[rid] = key
+        if old is None:
+            weakref.finalize(resource, self._forget_variable, rid)
+
+    def alias_variable(self, resource, buffer_key):
+        """Reads of a variable hand out views of its buffer: mark the buffer as
+        already charged (to the variable) so those views are not charged again."""
+        with self._lock:
+            self._aliases[id(resource)] = buffer_key
+
+    def is_variable_buffer(self, buffer_key):
+        return buffer_key in self._aliases.values()
+
+    def _forget_variable(self, rid):
+        with self._lock:
+            self._aliases.pop(rid, None)
+            key = self._variables.pop(rid, None)
+        if key is not None:
+            self.release(key)
 
     def release(self, key):
         with self._lock:

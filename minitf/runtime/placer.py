@@ -27,7 +27,7 @@ from minitf.framework import errors
 from minitf.framework.device_spec import DeviceSpec
 from minitf.kernels import registry
 from minitf.ops.op_def import get_op_def
-from minitf.runtime.devices import priority
+from minitf.runtime.devices import describe, priority
 
 
 class _UnionFind:
@@ -86,7 +86,7 @@ class Placer:
                     new.append(op)
         if self.log_placement:
             for op in sorted(new, key=lambda o: o._id):
-                self.log("%s: (%s): %s" % (op.name, op.type, self.assigned[op].name))
+                self.log("%s: (%s): %s" % (op.name, op.type, describe(self.assigned[op])))
 
     # -- colocation groups -------------------------------------------------------------
     def _groups(self, ops):

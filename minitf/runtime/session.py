@@ -218,7 +218,8 @@ class LocalRuntime:
                 plan = self._plans.get(key)
                 if plan is None:
                     plan = Plan(self.graph, fetches, targets, feeds, self.placer,
-                                self.contexts, self._get_pools)
+                                self.contexts, self._get_pools,
+                                fuse=self.config.graph_options.fuse_elementwise)
                     self._plans[key] = plan
         return plan
 
@@ -241,6 +242,8 @@ class LocalRuntime:
                                               if op.name in plan.placement)
             if trace is not None:
                 run_metadata.step_stats.dev_stats = trace.device_stats()
+                run_metadata.step_stats.transfers = list(trace.transfers)
+                run_metadata.step_stats.memory = list(trace.memory)
         return values
 
     def list_devices(self):
@@ -250,6 +253,9 @@ class LocalRuntime:
         return {name: rm for name, (rm, _) in self.contexts.items()}
 
     def close(self):
+        for d in self.devices:
+            if d.allocator is not None:
+                d.allocator.close()      # give the GPU memory back to the card
         if self._pools is not None:
             for pool in self._pools:
                 pool.shutdown(wait=False, cancel_futures=True)

@@ -33,12 +33,38 @@ with ``nogil=True`` and run concurrently.
 """
 
 import os
+import tempfile
 import threading
 
 import numba
 
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
+
+
+def _default_cache_root():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "minitf", "numba")
+    try:
+        os.makedirs(path, exist_ok=True)
+        if os.access(path, os.W_OK):
+            return path
+    except OSError:
+        pass
+    path = os.path.join(tempfile.gettempdir(), "minitf-numba-%s" % (
+        os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")))
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def cache_root():
+    """numba's cache directory for minitf: ``$NUMBA_CACHE_DIR`` or a per-user one."""
+    if not numba.config.CACHE_DIR:
+        numba.config.CACHE_DIR = _default_cache_root()
+    return numba.config.CACHE_DIR
+
+
+cache_root()   # only a directory check: nothing is compiled at import
 
 #: Inputs with at least this many elements use the multi-threaded kernel.
 #: Below it, starting threads costs more than it saves.

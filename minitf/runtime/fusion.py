@@ -1,0 +1,392 @@
+"""The fusion pass: a chain of elementwise ops becomes one compiled loop.
+
+``tf.reduce_sum(tf.nn.relu(a * 2 + 1) - b)`` is four ops. Run one by one,
+each reads its inputs from memory and writes a full-size temporary back:
+four trips through 40 MB for 10M floats. Fused, one loop reads ``a`` and
+``b`` once and keeps everything else in registers::
+
+    for i in prange(n):                      # split over threads
+        t0 = a[i] * s0                       # Mul   (s0 = 2, a 0-d constant)
+        t1 = t0 + s1                         # AddV2 (s1 = 1)
+        t2 = t1 if t1 > 0 or t1 != t1 else 0 # Relu  (NaN stays NaN)
+        t3 = t2 - b[i]                       # Sub
+        acc += t3                            # the trailing Sum
+
+What fuses: float32/float64 unary and binary ops from :data:`UNARY` and
+:data:`BINARY` whose result is read by exactly one other op of the chain
+(and is not fetched), on one CPU device, without control dependencies,
+optionally ending in a Sum/Mean/Max/Min over all axes. At run time the fused
+kernel needs its array inputs to have one shape (0-d/one-element inputs are
+scalars); anything else (broadcasting, a partial reduction) falls back to
+running the original ops one by one, so fusion never changes a result.
+
+The loop is generated as Python **source**, written to a per-user cache
+directory (``<numba cache dir>/minitf_fused/``) and imported as a module, so
+``cache=True`` lets numba's disk cache serve it to the next process (a
+closure or ``exec``'d string could not be cached). Open the file to see
+exactly what a fused kernel does.
+
+Switch it off with ``ConfigProto(graph_options=GraphOptions(
+fuse_elementwise=False))`` or ``MINITF_FUSION=0`` to compare.
+"""
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+
+import numpy as np
+
+UNARY = {
+    "Neg": "-{x}",
+    "Abs": "abs({x})",
+    "Square": "{x} * {x}",
+    "Sqrt": "np.sqrt({x})",
+    "Rsqrt": "one / np.sqrt({x})",
+    "Exp": "np.exp({x})",
+    "Log": "np.log({x})",
+    "Relu": "{x} if ({x} > zero or {x} != {x}) else zero",
+    "Sigmoid": "one / (one + np.exp(-{x}))",
+    "Tanh": "np.tanh({x})",
+    "Reciprocal": "one / {x}",
+}
+BINARY = {
+    "AddV2": "{x} + {y}",
+    "Sub": "{x} - {y}",
+    "Mul": "{x} * {y}",
+    "RealDiv": "{x} / {y}",
+    "Maximum": "{x} if ({x} != {x} or {x} >= {y}) else {y}",
+    "Minimum": "{x} if ({x} != {x} or {x} <= {y}) else {y}",
+    "SquaredDifference": "({x} - {y}) * ({x} - {y})",
+}
+REDUCTIONS = ("Sum", "Mean", "Max", "Min")
+DTYPES = ("float32", "float64")
+
+
+def enabled(flag=None):
+    """Fusion is on unless the session's config or ``MINITF_FUSION=0`` says off."""
+    if flag is False:
+        return False
+    return os.environ.get("MINITF_FUSION", "1") not in ("0", "false", "off", "no")
+
+
+def cache_dir():
+    """Where generated kernels go: ``minitf_fused`` in numba's cache directory."""
+    from minitf.kernels.cpu.compile import cache_root
+    path = os.path.join(cache_root(), "minitf_fused")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def _dtype(op):
+    t = op._attrs.get("T")
+    return t.base_dtype.name if t is not None else None
+
+
+def _fusible(s):
+    op = s.op
+    return (s.members is None and not getattr(op, "is_copy", False)
+            and s.device.device_type == "CPU" and not s.blocking
+            and (op.type in UNARY or op.type in BINARY) and _dtype(op) in DTYPES
+            and not op._control_inputs)
+
+
+def _reduction(s):
+    op = s.op
+    return (s.members is None and not getattr(op, "is_copy", False)
+            and s.device.device_type == "CPU" and op.type in REDUCTIONS
+            and _dtype(op) in DTYPES and not op._control_inputs)
+
+
+def fuse_steps(steps, fetch_slots, feeds):
+    """Return ``steps`` with every fusible chain replaced by one fused step."""
+    uses = {}
+    for s in steps:
+        for slot in s.inputs:
+            uses[slot] = uses.get(slot, 0) + 1
+    for slot in fetch_slots:
+        uses[slot] = uses.get(slot, 0) + 2       # a fetched value must exist
+    control_targets = {c for s in steps for c in s.op._control_inputs} if steps else set()
+    producer = {}
+    for i, s in enumerate(steps):
+        for k in range(s.n_out):
+            producer[s.out_base + k] = i
+    # group[i] = index of the step whose fused kernel will compute step i
+    group = list(range(len(steps)))
+    for i, s in enumerate(steps):
+        tail = _fusible(s) or _reduction(s)
+        if not tail:
+            continue
+        inputs = s.inputs[:1] if _reduction(s) else s.inputs
+        for slot in inputs:
+            j = producer.get(slot)
+            if j is None:
+                continue
+            p = steps[j]
+            if (_fusible(p) and uses.get(slot) == 1 and p.device is s.device
+                    and p.op not in control_targets and _dtype(p.op) == _dtype(s.op)):
+                # p's group joins i's group
+                for k in range(len(group)):
+                    if group[k] == j:
+                        group[k] = i
+    members = {}
+    for i, g in enumerate(group):
+        members.setdefault(g, []).append(i)
+    out = []
+    for i, s in enumerate(steps):
+        g = group[i]
+        if g != i:
+            continue          # computed by a later fused step
+        idx = members[i]
+        if len(idx) == 1:
+            out.append(s)
+            continue
+        out.append(_fused_step([steps[k] for k in idx]))
+    return out
+
+
+def _fused_step(chain):
+    from minitf.runtime.executor import _Step
+    tail = chain[-1]
+    produced = {}
+    for m, s in enumerate(chain):
+        produced[s.out_base] = m
+    external = []        # slots read from outside the chain
+    for s in chain:
+        operands = s.inputs[:1] if s.op.type in REDUCTIONS else s.inputs
+        for slot in operands:
+            if slot not in produced and slot not in external:
+                external.append(slot)
+    axes_slot = tail.inputs[1] if tail.op.type in REDUCTIONS else None
+    inputs = list(external) + ([axes_slot] if axes_slot is not None else [])
+    kernel = FusedKernel(chain, external, produced)
+    step = _Step(tail.op, kernel.compute, tail.device, inputs, (), tail.out_base, False)
+    step.members = tuple(s.op for s in chain)
+    return step
+
+
+class FusedKernel:
+    """The compute function of a fused step, with its fallback."""
+
+    def __init__(self, chain, external, produced):
+        self.chain = chain
+        self.external = external
+        self.dtype = np.dtype(_dtype(chain[-1].op))
+        self.reduction = chain[-1].op.type if chain[-1].op.type in REDUCTIONS else None
+        self.keep_dims = chain[-1].op.get_attr("keep_dims") if self.reduction else False
+        ew = chain[:-1] if self.reduction else chain
+        # the program: for each elementwise member, (op type, operand refs); a ref
+        # is ("in", external index) or ("t", member index)
+        self.program = []
+        for s in ew:
+            refs = []
+            for slot in s.inputs:
+                refs.append(("t", produced[slot]) if slot in produced
+                            else ("in", external.index(slot)))
+            self.program.append((s.op.type, tuple(refs)))
+        self.label = "+".join(s.op.type for s in chain)
+        self._modules = {}
+        self._lock = threading.Lock()
+
+    # -- running ------------------------------------------------------------------------------
+    def compute(self, ctx, inputs):
+        values = [x for x in inputs[:len(self.external)]]
+        shape = None
+        scalar = []
+        ok = True
+        for v in values:
+            if type(v) is not np.ndarray or v.dtype != self.dtype:
+                ok = False
+                break
+            if v.size == 1 and v.ndim == 0:
+                scalar.append(True)
+                continue
+            scalar.append(False)
+            if shape is None:
+                shape = v.shape
+            elif v.shape != shape:
+                ok = False
+                break
+        if ok and shape is None:
+            ok = False                      # all scalars: nothing to gain
+        if ok and self.reduction:
+            axes = np.asarray(inputs[-1]).reshape(-1)
+            nd = len(shape)
+            ok = len({int(a) % nd for a in axes}) == nd if nd else False
+        if not ok:
+            return self._fallback(ctx, inputs)
+        return self._run(values, scalar, shape)
+
+    def _fallback(self, ctx, inputs):
+        vals = {}
+        ext = inputs[:len(self.external)]
+        for s in self.chain:
+            args = []
+            for slot in s.inputs:
+                if slot in vals:
+                    args.append(vals[slot])
+                elif slot in self.external:
+                    args.append(ext[self.external.index(slot)])
+                else:
+                    args.append(inputs[-1])      # the reduction's axes
+            outs = s.compute(ctx, args)
+            vals[s.out_base] = outs[0]
+        return [vals[self.chain[-1].out_base]]
+
+    def _run(self, values, scalar, shape):
+        from minitf.kernels.cpu.compile import PARALLEL_LOCK, PARALLEL_MIN_SIZE
+        module = self._module(tuple(scalar))
+        n = int(np.prod(shape))
+        args = []
+        for v, is_scalar in zip(values, scalar):
+            if is_scalar:
+                args.append(v[()])
+            else:
+                if not v.flags.c_contiguous:
+                    v = np.ascontiguousarray(v)
+                if v.flags.writeable:
+                    v = v.view()
+                    v.flags.writeable = False
+                args.append(v.reshape(-1))
+        parallel = n >= PARALLEL_MIN_SIZE
+        if self.reduction:
+            chunks = max(1, min(n, 64)) if parallel else 1
+            acc = np.float64 if self.reduction in ("Sum", "Mean") else self.dtype
+            partial = np.empty(chunks, acc)
+            with np.errstate(all="ignore"):
+                if parallel:
+                    with PARALLEL_LOCK:
+                        module.reduce_parallel(n, chunks, partial, *args)
+                else:
+                    module.reduce_serial(n, chunks, partial, *args)
+                if self.reduction in ("Sum", "Mean"):
+                    r = partial.sum()
+                    if self.reduction == "Mean":
+                        r = r / n
+                else:
+                    r = partial.max() if self.reduction == "Max" else partial.min()
+                    if np.isnan(partial).any():
+                        r = np.nan
+            out = np.asarray(r).astype(self.dtype)
+            if self.keep_dims:
+                out = out.reshape((1,) * len(shape))
+            return [out]
+        out = np.empty(shape, self.dtype)
+        with np.errstate(all="ignore"):
+            if parallel:
+                with PARALLEL_LOCK:
+                    module.ew_parallel(n, out.reshape(-1), *args)
+            else:
+                module.ew_serial(n, out.reshape(-1), *args)
+        return [out]
+
+    # -- code generation ------------------------------------------------------------------------
+    def _module(self, scalar):
+        module = self._modules.get(scalar)
+        if module is None:
+            with self._lock:
+                module = self._modules.get(scalar)
+                if module is None:
+                    module = self._modules[scalar] = load_source(self.source(scalar))
+        return module
+
+    def source(self, scalar):
+        """The Python source of this chain's kernels, for these scalar inputs."""
+        return generate_source(self.program, self.dtype.name, scalar, self.reduction)
+
+
+def _body(program, scalar, indent):
+    lines = []
+    for j, is_scalar in enumerate(scalar):
+        lines.append("%sx%d = %s" % (indent, j, "s%d" % j if is_scalar else "a%d[i]" % j))
+    for m, (op_type, refs) in enumerate(program):
+        names = ["x%d" % r[1] if r[0] == "in" else "t%d" % r[1] for r in refs]
+        if op_type in UNARY:
+            expr = UNARY[op_type].format(x=names[0])
+        else:
+            expr = BINARY[op_type].format(x=names[0], y=names[1])
+        lines.append("%st%d = %s    # %s" % (indent, m, expr, op_type))
+    return lines, "t%d" % (len(program) - 1)
+
+
+def generate_source(program, dtype, scalar, reduction):
+    """Source of a module with ``ew_serial``/``ew_parallel`` (elementwise) or
+    ``reduce_serial``/``reduce_parallel`` kernels for one fused chain."""
+    nb = dtype
+    arg_names = ["s%d" % j if s else "a%d" % j for j, s in enumerate(scalar)]
+    arg_types = ["numba.%s" % nb if s else "RO" for s in scalar]
+    lines = [
+        '"""A fused minitf kernel, generated by minitf/runtime/fusion.py. Do not edit."""',
+        "",
+        "import numba",
+        "import numpy as np",
+        "from numba import prange",
+        "",
+        "RO = numba.types.Array(numba.%s, 1, 'C', readonly=True)" % nb,
+        "zero = np.%s(0)" % nb,
+        "one = np.%s(1)" % nb,
+        "OPTIONS = dict(cache=True, nogil=True, error_model='numpy', fastmath={'reassoc'})",
+        "",
+    ]
+    if reduction is None:
+        sig = "numba.void(numba.int64, numba.%s[::1], %s)" % (nb, ", ".join(arg_types))
+        for name, loop, par in (("ew_serial", "range", False), ("ew_parallel", "prange",
+                                                                 True)):
+            body, last = _body(program, scalar, " " * 8)
+            lines += ["", "@numba.njit(%s, parallel=%s, **OPTIONS)" % (sig, par),
+                      "def %s(n, out, %s):" % (name, ", ".join(arg_names)),
+                      "    for i in %s(n):" % loop] + body + \
+                     ["        out[i] = %s" % last, ""]
+    else:
+        acc_t = "float64" if reduction in ("Sum", "Mean") else nb
+        sig = "numba.void(numba.int64, numba.int64, numba.%s[::1], %s)" % (
+            acc_t, ", ".join(arg_types))
+        init = {"Sum": "0.0", "Mean": "0.0", "Max": "-np.inf", "Min": "np.inf"}[reduction]
+        for name, loop, par in (("reduce_serial", "range", False),
+                                ("reduce_parallel", "prange", True)):
+            body, last = _body(program, scalar, " " * 12)
+            if reduction in ("Sum", "Mean"):
+                combine = ["            acc += np.float64(%s)" % last]
+            else:
+                cmp = ">" if reduction == "Max" else "<"
+                combine = ["            v = %s" % last,
+                           "            if v %s acc or v != v:" % cmp,
+                           "                acc = v",
+                           "                if v != v:",
+                           "                    break"]
+            lines += ["", "@numba.njit(%s, parallel=%s, **OPTIONS)" % (sig, par),
+                      "def %s(n, chunks, partial, %s):" % (name, ", ".join(arg_names)),
+                      "    for c in %s(chunks):" % loop,
+                      "        lo = c * n // chunks",
+                      "        hi = (c + 1) * n // chunks",
+                      "        acc = numba.%s(%s)" % (acc_t, init),
+                      "        for i in range(lo, hi):"] + body + combine + \
+                     ["        partial[c] = acc", ""]
+    return "\n".join(lines) + "\n"
+
+
+_loaded = {}
+_load_lock = threading.Lock()
+
+
+def load_source(source):
+    """Write ``source`` to the cache directory (once) and import it."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:20]
+    name = "minitf_fused_%s" % digest
+    with _load_lock:
+        module = _loaded.get(name)
+        if module is not None:
+            return module
+        path = os.path.join(cache_dir(), name + ".py")
+        if not os.path.exists(path):
+            tmp = "%s.%d.tmp" % (path, os.getpid())
+            with open(tmp, "w") as f:
+                f.write(source)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        _loaded[name] = module
+        return module
