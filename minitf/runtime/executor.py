@@ -164,7 +164,10 @@ class Plan:
         fetch_slots = [slot_of[t] for t in fetches]
         # Host<->GPU copies on every edge between memories (see copies.py), then
         # the fusion pass (see fusion.py); both only rewrite steps and slots.
-        if any(d.device_type == "GPU" for d in placer.devices):
+        devices = placer.devices
+        if isinstance(devices, dict):
+            devices = devices.values()
+        if any(d.device_type == "GPU" for d in devices):
             from minitf.runtime import copies
             n, fetch_slots, self.memory = copies.insert_copies(self.steps, fetch_slots, n,
                                                                self.feeds)
