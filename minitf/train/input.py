@@ -67,7 +67,8 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
         input_tensor = limit_epochs(input_tensor, num_epochs)
         q = data_flow_ops.FIFOQueue(capacity=capacity,
                                     dtypes=[input_tensor.dtype.base_dtype],
-                                    shapes=[element_shape], shared_name=shared_name, name=name)
+                                    shapes=[element_shape], shared_name=shared_name,
+                                    name=name or "fifo_queue")
         enq = q.enqueue_many([input_tensor])
         add_queue_runner(QueueRunner(q, [enq], cancel_op=cancel_op))
         return q
@@ -82,7 +83,7 @@ def string_input_producer(string_tensor, num_epochs=None, shuffle=True, seed=Non
         string_tensor = convert_to_tensor(string_tensor, dtype=_dtypes.string)
         return input_producer(string_tensor, num_epochs=num_epochs, shuffle=shuffle,
                               seed=seed, capacity=capacity, shared_name=shared_name,
-                              name=scope[:-1], cancel_op=cancel_op)
+                              name=scope, cancel_op=cancel_op)
 
 
 def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capacity=32,
@@ -91,7 +92,7 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capaci
     with name_scope(name, "input_producer", [limit]) as scope:
         range_tensor = io_ops.range_(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
-                              shared_name, "fraction_of_%d_full" % capacity, scope[:-1])
+                              shared_name, "fraction_of_%d_full" % capacity, scope)
 
 
 def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, capacity=32,
