@@ -11,4 +11,7 @@ from minitf import compat  # noqa: E402,F401
 from minitf.compat.v1 import *  # noqa: E402,F401,F403
 from minitf.compat import v1 as _v1  # noqa: E402
 
-__all__ = list(_v1.__all__) + ["compat"]
+from minitf.runtime.devices import list_devices  # noqa: E402
+from minitf.runtime.gpu import cuda_status  # noqa: E402
+
+__all__ = list(_v1.__all__) + ["compat", "list_devices", "cuda_status"]

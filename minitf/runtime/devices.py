@@ -140,3 +140,25 @@ def priority(device):
     rank = DEVICE_TYPE_PRIORITY.index(t) if t in DEVICE_TYPE_PRIORITY else len(
         DEVICE_TYPE_PRIORITY)
     return (rank, device.index)
+
+
+def list_devices(target="", config=None):
+    """The devices a session on ``target`` would see, as dicts (name, device_type,
+    memory_limit, virtual, description). ``""`` lists this process's devices
+    (with ``config``, e.g. ``ConfigProto(device_count={"GPU": 2})``);
+    ``"grpc://host:port"`` asks that server's master for its cluster's devices."""
+    if target:
+        from minitf.framework.graph import Graph
+        from minitf.runtime.session import Session
+        sess = Session(target, graph=Graph(), config=config)
+        try:
+            devices = sess._runtime.list_devices()
+        finally:
+            sess.close()
+    else:
+        from minitf.runtime.config import ConfigProto
+        devices = local_devices(config if config is not None else ConfigProto())
+        for d in devices:
+            if d.allocator is not None:
+                d.allocator.close()   # only listing: hold no GPU memory
+    return [d.as_dict() for d in devices]
