@@ -126,6 +126,12 @@ class Server:
             return
         self._stopped.set()
         if self._listener is not None:
+            # close() alone does not wake a thread blocked in accept(): the port
+            # would keep accepting until the process ends. shutdown() does.
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
             try:
                 self._listener.close()
             except OSError:
