@@ -18,6 +18,9 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
+from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
+from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
+from minitf.ops import training_ops as _training_ops  # noqa: F401
 from minitf.ops import grads as _grads  # noqa: F401  (registers every gradient function)
 from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: F401
                                   gradients)
@@ -261,6 +264,14 @@ _TRAIN_LAZY = {
         "GradientDescentOptimizer", "MomentumOptimizer", "AdagradOptimizer",
         "RMSPropOptimizer", "AdamOptimizer")},
     "Optimizer": "minitf.train.optimizer",
+    "SyncReplicasOptimizer": "minitf.train.sync_replicas_optimizer",
+    **{_n: "minitf.train.monitored_session" for _n in (
+        "MonitoredTrainingSession", "MonitoredSession", "Scaffold")},
+    **{_n: "minitf.train.hooks" for _n in (
+        "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
+        "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook")},
+    **{_n: "minitf.train.saver" for _n in ("Saver", "latest_checkpoint",
+                                           "checkpoint_exists")},
     **{_n: "minitf.train.device_setter" for _n in (
         "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
         "RandomStrategy")},

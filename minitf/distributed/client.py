@@ -55,6 +55,7 @@ class RemoteRuntime:
         self.shipped = 0
         self.devices = None
         self._lock = threading.Lock()
+        self._running = set()  # client step ids in flight
 
     def _deadline(self, options=None):
         ms = (options.timeout_in_ms if options is not None else 0) or \
@@ -94,6 +95,7 @@ class RemoteRuntime:
                   "trace": trace, "placement": run_metadata is not None,
                   "partitions": bool(options is not None and options.output_partition_graphs
                                      and run_metadata is not None)}
+        self._running.add(step)
         try:
             reply, values = self.channel.call(header, feed_values,
                                               deadline=_with_grace(deadline),
@@ -102,6 +104,8 @@ class RemoteRuntime:
         except KeyboardInterrupt:
             self._cancel(step)
             raise
+        finally:
+            self._running.discard(step)
         if run_metadata is not None:
             run_metadata.placement = reply.get("placement") or {}
             run_metadata.soft_placed = reply.get("soft_placed") or []
@@ -118,6 +122,11 @@ class RemoteRuntime:
                               deadline=time.monotonic() + 2.0)
         except (errors.OpError, OSError):
             pass
+
+    def cancel_running_steps(self):
+        """Ask the master to cancel every step of ours still in flight."""
+        for step in list(self._running):
+            self._cancel(step)
 
     def list_devices(self):
         if self.devices is None:

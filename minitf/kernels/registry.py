@@ -11,6 +11,7 @@ Adding a device type means registering kernels for it; nothing else in the
 runtime changes.
 """
 
+import threading
 from dataclasses import dataclass
 
 
@@ -70,18 +71,31 @@ def registered_device_types(op_type):
 
 
 _loaded = False
+_load_lock = threading.Lock()
 
 
 def _ensure_loaded():
-    """Import the modules that register kernels (not at ``import minitf`` time)."""
+    """Import the modules that register kernels (not at ``import minitf`` time).
+
+    Several threads (a server's connections) may ask at once: the lock makes
+    the others wait until every kernel is registered.
+    """
     global _loaded
-    if not _loaded:
+    if _loaded:
+        return
+    with _load_lock:
+        if _loaded:
+            return
+        _load_kernel_modules()
         _loaded = True
-        from minitf.kernels import (grad_kernels, host_kernels, math_kernels,  # noqa: F401
-                                    queue_kernels, training_kernels)
-        from minitf.kernels import accumulator_kernels  # noqa: F401
-        from minitf.kernels import data_kernels, io_kernels  # noqa: F401
-        from minitf.distributed import worker  # noqa: F401  (_Send/_Recv kernels)
-        # Last: the GPU table wraps what the modules above registered for GPUs.
-        from minitf.kernels import gpu_kernels
-        gpu_kernels.install()
+
+
+def _load_kernel_modules():
+    from minitf.kernels import (grad_kernels, host_kernels, math_kernels,  # noqa: F401
+                                queue_kernels, training_kernels)
+    from minitf.kernels import accumulator_kernels  # noqa: F401
+    from minitf.kernels import data_kernels, io_kernels  # noqa: F401
+    from minitf.distributed import worker  # noqa: F401  (_Send/_Recv kernels)
+    # Last: the GPU table wraps what the modules above registered for GPUs.
+    from minitf.kernels import gpu_kernels
+    gpu_kernels.install()

@@ -198,6 +198,7 @@ class LocalRuntime:
         self._plans = {}
         self._lock = threading.Lock()
         self._pools = None
+        self._running = set()  # StepStates of the steps in flight
 
     def _get_pools(self):
         if self._pools is None:
@@ -231,11 +232,14 @@ class LocalRuntime:
         step = StepState(deadline, next(_step_ids))
         trace = Trace() if (options is not None and options.trace_level > 0
                             and run_metadata is not None) else None
+        self._running.add(step)
         try:
             values = plan.run(feed_values, step, trace)
         except KeyboardInterrupt:
             step.cancelled.set()
             raise
+        finally:
+            self._running.discard(step)
         if run_metadata is not None:
             run_metadata.placement = dict(plan.placement)
             run_metadata.soft_placed = sorted(op.name for op in self.placer.soft_moved
@@ -248,6 +252,12 @@ class LocalRuntime:
 
     def list_devices(self):
         return list(self.devices)
+
+    def cancel_running_steps(self):
+        """Cancel every step in flight (their blocked ops fail with
+        CancelledError); used when a MonitoredSession shuts down."""
+        for step in list(self._running):
+            step.cancelled.set()
 
     def resource_managers(self):
         return {name: rm for name, (rm, _) in self.contexts.items()}
@@ -360,6 +370,10 @@ class BaseSession:
         if not self._closed:
             self._closed = True
             self._runtime.close()
+
+    def _cancel_running_steps(self):
+        """Cancel this session's steps in flight (a minitf extra)."""
+        self._runtime.cancel_running_steps()
 
     def as_default(self):
         return _DefaultSession(self)
