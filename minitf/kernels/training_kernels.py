@@ -38,6 +38,11 @@ def _updating(op, refs):
     return contextlib.nullcontext()
 
 
+def _read_version(ctx, ref):
+    """The version of ``ref`` this step read (see executor._run_one)."""
+    return ctx.step.extra.get("read_versions", {}).get(ref)
+
+
 def _scalar(x):
     return x.item() if isinstance(x, np.ndarray) else x
 
@@ -50,7 +55,7 @@ def _gradient_descent(op, device):
             var = _buffer(ref)
             _check_same_shape(var, delta, "delta")
             var -= (_scalar(alpha) * delta).astype(var.dtype, copy=False)
-            ref.version += 1
+            ref.record_update(_read_version(ctx, ref))
         return [ref]
     return compute
 
@@ -71,7 +76,7 @@ def _momentum(op, device):
                 var -= (grad * lr + accum * (momentum * lr)).astype(var.dtype, copy=False)
             else:
                 var -= (accum * lr).astype(var.dtype, copy=False)
-            ref.version += 1
+            ref.record_update(_read_version(ctx, ref))
         return [ref]
     return compute
 
@@ -86,7 +91,7 @@ def _adagrad(op, device):
             _check_same_shape(var, grad)
             accum += grad * grad
             var -= (lr * grad / np.sqrt(accum)).astype(var.dtype, copy=False)
-            ref.version += 1
+            ref.record_update(_read_version(ctx, ref))
         return [ref]
     return compute
 
@@ -106,7 +111,7 @@ def _rmsprop(op, device):
             mom += ((1.0 / np.sqrt(ms + ms.dtype.type(epsilon))) * ms.dtype.type(lr)
                     * grad).astype(mom.dtype, copy=False)
             var -= mom
-            ref.version += 1
+            ref.record_update(_read_version(ctx, ref))
         return [ref]
     return compute
 
@@ -127,6 +132,6 @@ def _adam(op, device):
             v += (grad * grad - v) * (1.0 - beta2)
             step = (m * beta1 + grad * (1.0 - beta1)) if nesterov else m
             var -= (lr_t * step / (np.sqrt(v) + epsilon)).astype(var.dtype, copy=False)
-            ref.version += 1
+            ref.record_update(_read_version(ctx, ref))
         return [ref]
     return compute

@@ -230,7 +230,13 @@ class Plan:
         ins = [vals[i] for i in s.inputs]
         try:
             for j in s.deref:
-                ins[j] = read_ref(ins[j])
+                value = ins[j]
+                if isinstance(value, VariableResource):
+                    # Remember which version of the variable this step read, so
+                    # an update later in the step can tell how stale it is.
+                    ctx.step.extra.setdefault("read_versions", {}).setdefault(
+                        value, value.version)
+                    ins[j] = value.read()
             if trace is None:
                 outs = s.compute(ctx, ins)
                 if self.memory is not None:

@@ -9,6 +9,7 @@ session (and every client process) that names the same variable sees the same
 buffer, until ``tf.Session.reset(target, containers)`` clears them.
 """
 
+import collections
 import threading
 
 import numpy as np
@@ -42,6 +43,9 @@ class VariableResource:
         self._buffer = None
         self.lock = threading.Lock()
         self.version = 0  # number of writes so far (staleness measurements use it)
+        # staleness -> count: for each update by an optimizer, how many other
+        # updates happened between the step's read of the variable and it.
+        self.staleness = collections.Counter()
 
     @property
     def initialized(self):
@@ -67,11 +71,21 @@ class VariableResource:
             self.value = view
         self.version += 1
 
+    def record_update(self, read_version):
+        """Count one optimizer update; ``read_version`` is the version the
+        step read (None when the step did not read this variable)."""
+        if read_version is not None:
+            self.staleness[self.version - read_version] += 1
+        self.version += 1
+
     def summary(self):
         v = self.value
-        return {"kind": self.kind, "name": self.name, "dtype": self.dtype.name,
-                "shape": list(v.shape) if v is not None else self.shape.as_tuple_or_none(),
-                "initialized": v is not None}
+        out = {"kind": self.kind, "name": self.name, "dtype": self.dtype.name,
+               "shape": list(v.shape) if v is not None else self.shape.as_tuple_or_none(),
+               "initialized": v is not None, "version": self.version}
+        if self.staleness:
+            out["staleness"] = dict(self.staleness)
+        return out
 
     def nbytes(self):
         v = self.value

@@ -71,7 +71,15 @@ def main():
                                 for k, n in r["staleness"].items():
                                     staleness[k] = staleness.get(k, 0) + n
         else:
-            staleness, dropped = None, None
+            # Async: the variables themselves count how stale each update was.
+            from minitf.distributed.inspect import cluster_state
+            staleness, dropped = {}, None
+            for t in cluster_state(cluster, values=False):
+                for containers in t.get("resources", {}).values():
+                    for res in containers.values():
+                        w_summary = res.get("w")
+                        if w_summary is not None:
+                            staleness = w_summary.get("staleness", {})
     print(json.dumps({"task": task, "steps": my_steps, "final_step": final_step,
                       "w": final_w, "staleness": staleness, "dropped": dropped}))
 
