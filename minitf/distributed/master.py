@@ -45,6 +45,7 @@ def config_from_wire(d):
         config.log_device_placement = bool(d.get("log_device_placement"))
         config.operation_timeout_in_ms = int(d.get("operation_timeout_in_ms") or 0)
         config.device_filters = list(d.get("device_filters") or [])
+        config.graph_options.transfer_compression = d.get("transfer_compression") or ""
     return config
 
 
@@ -52,7 +53,8 @@ def config_to_wire(config):
     return {"allow_soft_placement": config.allow_soft_placement,
             "log_device_placement": config.log_device_placement,
             "operation_timeout_in_ms": config.operation_timeout_in_ms,
-            "device_filters": list(config.device_filters)}
+            "device_filters": list(config.device_filters),
+            "transfer_compression": config.graph_options.transfer_compression}
 
 
 class _DistPlan:
@@ -68,7 +70,8 @@ class _DistPlan:
         session.placer.place(needed)
         assigned = {op: session.placer.assigned[op] for op in needed}
         self.placement = {op.name: d.name for op, d in assigned.items()}
-        self.specs = partition(needed, assigned, self.fetches, fed)
+        self.specs = partition(needed, assigned, self.fetches, fed,
+                               session.config.graph_options.transfer_compression)
         self.handles = {}
         for task, spec in self.specs.items():
             reply = session.master.call_worker(task, {

@@ -40,10 +40,22 @@ def _safe(name):
     return name.replace(":", "_").replace("/", "_")
 
 
-def partition(ops, assigned, fetches, fed):
+COMPRESSIONS = ("", "bfloat16", "int8")
+
+
+def partition(ops, assigned, fetches, fed, compression=""):
     """``ops``: the pruned ops; ``assigned``: op -> Device; ``fetches``: the
     fetched tensors; ``fed``: the set of fed tensors. Returns
-    ``{task name: PartitionSpec}``."""
+    ``{task name: PartitionSpec}``.
+
+    ``compression`` ("bfloat16" or "int8") rewrites every float32 edge that
+    crosses tasks: the sender encodes the tensor (a Cast to bfloat16, or an
+    8-bit linear quantization with its min and scale), the receiver decodes
+    it, and only the small encoding crosses the network.
+    """
+    if compression not in COMPRESSIONS:
+        raise ValueError("transfer_compression must be one of %s, not %r"
+                         % (", ".join(repr(c) for c in COMPRESSIONS), compression))
     specs = {}
 
     def spec_for(task):
@@ -58,17 +70,64 @@ def partition(ops, assigned, fetches, fed):
     recv_of = {}  # (tensor or ("ctl", op), task) -> (recv name, output index)
     sent = set()
 
-    def add_recv(task, src_device, dst_device, tensor_name, dtype, shape, ctl_of=None):
-        key = "%s;%s;%s" % (tensor_name, src_device.name, dst_device.name)
-        name = "_recv_%s_%s" % (_safe(tensor_name), _safe(dst_device.name))
+    def add_recv(task, src_device, dst_device, tensor_name, dtype, shape, suffix="",
+                 extra_attrs=None):
+        key = "%s;%s;%s%s" % (tensor_name, src_device.name, dst_device.name, suffix)
+        name = "_recv_%s_%s%s" % (_safe(tensor_name), _safe(dst_device.name),
+                                  suffix.replace("#", "_"))
+        attrs = {"key": key, "send_task": src_device.task_name,
+                 "send_device": src_device.name, "recv_device": dst_device.name,
+                 "tensor_name": tensor_name, "T": {"dtype": dtype}}
+        attrs.update(extra_attrs or {})
         head.setdefault(task, []).append({
             "name": name, "op": "_Recv", "inputs": [], "control": [], "device": "",
-            "assigned": dst_device.name, "colocation": [],
-            "attrs": {"key": key, "send_task": src_device.task_name,
-                      "send_device": src_device.name, "recv_device": dst_device.name,
-                      "tensor_name": tensor_name, "T": {"dtype": dtype}},
+            "assigned": dst_device.name, "colocation": [], "attrs": attrs,
             "out": [[dtype, shape]]})
         return key, name
+
+    def add_node(where, task, name, op_type, inputs, device, attrs, out):
+        where.setdefault(task, []).append({
+            "name": name, "op": op_type, "inputs": inputs, "control": [], "device": "",
+            "assigned": device.name, "colocation": [], "attrs": attrs, "out": out})
+        return name
+
+    def cross(t, pname, index, src_device, dst_device):
+        """Splice the ops that carry ``t`` from its task to ``dst_device``'s;
+        returns the name of the node whose output 0 stands for ``t`` there."""
+        task, src_task = dst_device.task_name, src_device.task_name
+        shape = _shape_list(t.shape)
+        dtype = t.dtype.base_dtype.name
+        if not compression or dtype != "float32":
+            key, recv = add_recv(task, src_device, dst_device, t.name, dtype, shape)
+            add_send(src_task, src_device, [pname, index], key, t.name)
+            return recv
+        base = _safe(t.name) + "_" + _safe(dst_device.name)
+        orig = {"orig_dtype": "float32", "compression": compression}
+        if compression == "bfloat16":
+            enc = add_node(tail, src_task, "_compress_" + base, "Cast", [[pname, index]],
+                           src_device, {"SrcT": {"dtype": "float32"},
+                                        "DstT": {"dtype": "bfloat16"},
+                                        "T": {"dtype": "float32"}}, [["bfloat16", shape]])
+            key, recv = add_recv(task, src_device, dst_device, t.name, "bfloat16", shape,
+                                 extra_attrs=orig)
+            add_send(src_task, src_device, [enc, 0], key, t.name)
+            return add_node(head, task, "_decompress_" + base, "Cast", [[recv, 0]],
+                            dst_device, {"SrcT": {"dtype": "bfloat16"},
+                                         "DstT": {"dtype": "float32"},
+                                         "T": {"dtype": "bfloat16"}}, [["float32", shape]])
+        enc = add_node(tail, src_task, "_quantize_" + base, "QuantizeLinear8",
+                       [[pname, index]], src_device, {"T": {"dtype": "float32"}},
+                       [["uint8", shape], ["float32", []], ["float32", []]])
+        parts = []
+        for slot, (suffix, dt, shp) in enumerate((("#q", "uint8", shape),
+                                                  ("#lo", "float32", []),
+                                                  ("#scale", "float32", []))):
+            key, recv = add_recv(task, src_device, dst_device, t.name, dt, shp, suffix,
+                                 extra_attrs=orig if slot == 0 else {"aux": True})
+            add_send(src_task, src_device, [enc, slot], key, t.name)
+            parts.append([recv, 0])
+        return add_node(head, task, "_dequantize_" + base, "DequantizeLinear8", parts,
+                        dst_device, {"T": {"dtype": "float32"}}, [["float32", shape]])
 
     def add_send(src_task, src_device, input_ref, key, tensor_name, control=()):
         if (key, src_task) in sent:
@@ -105,10 +164,7 @@ def partition(ops, assigned, fetches, fed):
                 continue
             cache_key = (t, task)
             if cache_key not in recv_of:
-                key, recv_name = add_recv(task, src_device, device, t.name,
-                                          t.dtype.base_dtype.name, _shape_list(t.shape))
-                add_send(src_device.task_name, src_device, [pname, index], key, t.name)
-                recv_of[cache_key] = recv_name
+                recv_of[cache_key] = cross(t, pname, index, src_device, device)
             new_inputs.append([recv_of[cache_key], 0])
         nd["inputs"] = new_inputs
         new_control = []

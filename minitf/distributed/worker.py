@@ -19,6 +19,8 @@ import itertools
 import threading
 import time
 
+import numpy as np
+
 from minitf.framework import errors
 from minitf.framework.graph import Graph
 from minitf.kernels.registry import register
@@ -106,6 +108,9 @@ def _recv_kernel(op, device):
     send_device = op.get_attr("send_device")
     recv_device = op.get_attr("recv_device")
     tensor_name = op.get_attr("tensor_name")
+    attrs = op._attrs
+    aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
+    orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
 
     def compute(ctx, inputs):
         step = ctx.step
@@ -122,11 +127,17 @@ def _recv_kernel(op, device):
                                       what="tensor %s from %s" % (tensor_name, send_task))
             value = tensors[0]
         trace = step.extra.get("trace")
-        if trace is not None:
-            nbytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
+        if trace is not None and not aux:
+            wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
+            if orig_itemsize is not None:  # compressed: bytes before and on the wire
+                nbytes = value.size * orig_itemsize
+                if value.dtype == np.uint8:
+                    wire_bytes += 8  # the int8 encoding's min and scale
+            else:
+                nbytes = wire_bytes
             trace.transfers.append(Transfer(
                 tensor=tensor_name, src_device=send_device, dst_device=recv_device,
-                bytes=nbytes, wire_bytes=nbytes, start_micros=start,
+                bytes=nbytes, wire_bytes=wire_bytes, start_micros=start,
                 end_micros=time.time_ns() // 1000))
         return [value]
     return compute

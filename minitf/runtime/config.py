@@ -87,10 +87,13 @@ class OptimizerOptions(_Message):
 
 
 class GraphOptions(_Message):
-    """Graph optimisations; minitf reads ``optimizer_options`` and the
-    minitf-specific ``fuse_elementwise`` switch (on by default)."""
+    """Graph optimisations; minitf reads ``optimizer_options`` and two
+    minitf-specific fields: ``fuse_elementwise`` (on by default) and
+    ``transfer_compression`` ("", "bfloat16" or "int8": encode float32
+    tensors that cross tasks, see minitf/distributed/partition.py)."""
     _fields = (("optimizer_options", OptimizerOptions), ("infer_shapes", False),
-               ("place_pruned_graph", False), ("fuse_elementwise", True))
+               ("place_pruned_graph", False), ("fuse_elementwise", True),
+               ("transfer_compression", ""))
 
     def _text(self, indent=""):
         text = super()._text(indent)
