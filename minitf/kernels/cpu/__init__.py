@@ -35,6 +35,7 @@ import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
 from minitf.kernels.cpu import elementwise, matmul as _matmul, nn as _nn, reductions as _reduce
+from minitf.kernels.cpu.blas_threads import use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
@@ -425,6 +426,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         if cdtype is not dtype:
             a = a.astype(cdtype)
             b = b.astype(cdtype)
+        use_threads_for(a.size * b.shape[-1])  # one BLAS thread for small products
         return _as_array(np.matmul(a, b), dtype)
     if _NATIVE_KIND.get(cdtype) != "i":
         raise TypeError("minitf cpu MatMul does not support dtype %s" % dtype)

@@ -1,0 +1,190 @@
+"""Benchmark: training steps per second of a 2-layer MLP (batch 256).
+
+Run on demand (not collected by pytest)::
+
+    python tests/benchmarks/bench_training.py
+
+Side by side in one run:
+
+* locally, in one session;
+* asynchronously on 1 ps + 2 workers (each worker its own client process,
+  variables on the ps), with and without bfloat16 transfer compression
+  (minitf only: TF has no such switch), counting global steps per second;
+* real TensorFlow running the same programs when $MINITF_TF_PYTHON is set.
+
+Medians of a few repeats on a noisy 2-core machine: compare ratios.
+"""
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+BATCH, FEATURES, HIDDEN, CLASSES = 256, 64, 128, 10
+LOCAL_STEPS = 200
+DIST_SECONDS = 6.0
+
+
+def _engine(name):
+    if name == "tf":
+        import tensorflow.compat.v1 as tf
+        tf.disable_v2_behavior()
+        return tf
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+    import minitf.compat.v1 as tf
+    return tf
+
+
+def _model(tf):
+    x = tf.placeholder(tf.float32, [BATCH, FEATURES])
+    y = tf.placeholder(tf.int32, [BATCH])
+    # Explicit variables (TF 2.21's tf.compat.v1.layers needs Keras 2).
+    w1 = tf.Variable(tf.random_normal([FEATURES, HIDDEN], stddev=0.1, seed=1), name="w1")
+    b1 = tf.Variable(tf.zeros([HIDDEN]), name="b1")
+    w2 = tf.Variable(tf.random_normal([HIDDEN, CLASSES], stddev=0.1, seed=2), name="w2")
+    b2 = tf.Variable(tf.zeros([CLASSES]), name="b2")
+    h = tf.nn.relu(tf.matmul(x, w1) + b1)
+    logits = tf.matmul(h, w2) + b2
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
+                                                                         logits=logits))
+    step = tf.train.get_or_create_global_step()
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return x, y, train, step
+
+
+def _batch(rng):
+    return (rng.standard_normal((BATCH, FEATURES)).astype(np.float32),
+            rng.randint(0, CLASSES, BATCH).astype(np.int32))
+
+
+def local_steps_per_second(tf):
+    rates = []
+    g = tf.Graph()
+    with g.as_default():
+        x, y, train, _ = _model(tf)
+        rng = np.random.RandomState(0)
+        xs, ys = _batch(rng)
+        with tf.Session(graph=g) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(20):
+                sess.run(train, {x: xs, y: ys})
+            for _ in range(5):
+                start = time.perf_counter()
+                for _ in range(LOCAL_STEPS):
+                    sess.run(train, {x: xs, y: ys})
+                rates.append(LOCAL_STEPS / (time.perf_counter() - start))
+    return statistics.median(rates)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(engine, cluster, job, task):
+    tf = _engine(engine)
+    tf.train.Server(tf.train.ClusterSpec(cluster), job_name=job, task_index=task).join()
+
+
+def worker(engine, cluster, task, compression, seconds):
+    tf = _engine(engine)
+    with tf.device(tf.train.replica_device_setter(
+            worker_device="/job:worker/task:%d" % task, cluster=cluster)):
+        x, y, train, step = _model(tf)
+    config = tf.ConfigProto()
+    if compression:
+        config.graph_options.transfer_compression = compression
+    rng = np.random.RandomState(task)
+    xs, ys = _batch(rng)
+    with tf.Session("grpc://" + cluster["worker"][task], config=config) as sess:
+        if task == 0:
+            sess.run(tf.global_variables_initializer())
+        else:
+            while len(sess.run(tf.report_uninitialized_variables())):
+                time.sleep(0.05)
+        for _ in range(10):
+            sess.run(train, {x: xs, y: ys})
+        first = sess.run(step)
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            sess.run(train, {x: xs, y: ys})
+        print(json.dumps({"first": int(first), "last": int(sess.run(step)),
+                          "seconds": time.perf_counter() - start}))
+
+
+def async_steps_per_second(engine, compression=""):
+    cluster = {"ps": ["localhost:%d" % _free_port()],
+               "worker": ["localhost:%d" % _free_port() for _ in range(2)]}
+    python = sys.executable if engine == "minitf" else os.environ["MINITF_TF_PYTHON"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    servers = [subprocess.Popen([python, __file__, "--serve", engine, json.dumps(cluster),
+                                 job, str(i)], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+               for job in ("ps", "worker") for i in range(len(cluster[job]))]
+    try:
+        for address in cluster["ps"] + cluster["worker"]:
+            host, port = address.split(":")
+            end = time.time() + 60
+            while True:
+                try:
+                    socket.create_connection((host, int(port)), 1).close()
+                    break
+                except OSError:
+                    if time.time() > end:
+                        raise RuntimeError("server %s did not start" % address)
+                    time.sleep(0.1)
+        workers = [subprocess.Popen([python, __file__, "--worker", engine, json.dumps(cluster),
+                                     str(i), compression, str(DIST_SECONDS)], env=env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                   for i in range(2)]
+        outs = []
+        for w in workers:
+            out, err = w.communicate(timeout=300)
+            if w.returncode != 0:
+                raise RuntimeError(err[-2000:])
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+        steps = max(o["last"] for o in outs) - min(o["first"] for o in outs)
+        return steps / max(o["seconds"] for o in outs)
+    finally:
+        for s in servers:
+            s.kill()
+            s.wait()
+
+
+def main():
+    if sys.argv[1:2] == ["--serve"]:
+        serve(sys.argv[2], json.loads(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
+        return
+    if sys.argv[1:2] == ["--worker"]:
+        worker(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
+               float(sys.argv[6]))
+        return
+    if sys.argv[1:] == ["--local", "tf"]:
+        print(json.dumps(local_steps_per_second(_engine("tf"))))
+        return
+    real = os.environ.get("MINITF_TF_PYTHON")
+    rows = [("local, one session", local_steps_per_second(_engine("minitf")), None)]
+    if real:
+        out = subprocess.run([real, __file__, "--local", "tf"], capture_output=True, text=True,
+                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
+        rows[0] = (rows[0][0], rows[0][1], json.loads(out.stdout.strip().splitlines()[-1]))
+    rows.append(("async 1 ps + 2 workers", async_steps_per_second("minitf"),
+                 async_steps_per_second("tf") if real else None))
+    rows.append(("async, bfloat16 transfers", async_steps_per_second("minitf", "bfloat16"),
+                 None))
+    rows.append(("async, int8 transfers", async_steps_per_second("minitf", "int8"), None))
+    print("2-layer MLP, batch %d, %d -> %d -> %d, steps per second (median)"
+          % (BATCH, FEATURES, HIDDEN, CLASSES))
+    print("%-30s %10s %10s" % ("", "minitf", "real TF"))
+    for label, mine, theirs in rows:
+        print("%-30s %10.0f %10s" % (label, mine, "%.0f" % theirs if theirs else "n/a"))
+
+
+if __name__ == "__main__":
+    main()
