@@ -102,6 +102,3 @@ def make_initializable_iterator(dataset, shared_name=None):
                      graph=graph).outputs[0]
     return Iterator(handle, _make_iterator_op(handle, dataset), dataset)
 
-
-def get_next_as_optional(iterator):
-    raise NotImplementedError("minitf's tf.data has no Optional")

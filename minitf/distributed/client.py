@@ -50,7 +50,7 @@ class RemoteRuntime:
         self.target = target
         self.graph = graph
         self.config = config
-        self.channel = Channel(_address_of(target), "the master at %s" % target)
+        self.channel = Channel(_address_of(target), "the master")
         self.handle = None
         self.shipped = 0
         self.devices = None
@@ -156,7 +156,7 @@ def connect_runtime(target, graph, config):
 
 def reset_target(target, containers=None, config=None):
     """``tf.Session.reset``: clear containers on every task of the cluster."""
-    channel = Channel(_address_of(target), "the master at %s" % target)
+    channel = Channel(_address_of(target), "the master")
     try:
         channel.call({"op": "Reset", "containers": list(containers) if containers else None},
                      deadline=time.monotonic() + 30.0)

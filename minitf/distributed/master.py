@@ -157,10 +157,19 @@ class MasterSession:
             if name in plan.feed_index:
                 out[i] = feed_values[plan.feed_index[name]]
         stats = {"dev_stats": [], "transfers": []}
+        arrived = time.time_ns() // 1000
         for task, spec, _, _ in calls:
             reply, values = results[task]
             for name, value in zip(spec.fetches, values):
                 out[plan.fetch_index[name]] = value
+                if trace and task != self.master.server.task_name:
+                    # A fetched tensor made on another task travels to the master
+                    # with that task's reply: record it like any transfer.
+                    nbytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
+                    stats["transfers"].append([
+                        name + " (fetch)", plan.placement[name.rsplit(":", 1)[0]],
+                        self.master.task_spec.to_string() + "/device:CPU:0", nbytes,
+                        arrived, arrived, nbytes])
             if reply.get("stats"):
                 stats["dev_stats"].extend(reply["stats"]["dev_stats"])
                 stats["transfers"].extend(reply["stats"]["transfers"])

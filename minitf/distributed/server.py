@@ -206,6 +206,8 @@ class Server:
             except errors.UnauthenticatedError as e:
                 _log("minitf server %s: %s" % (self.task_name, e.message))
                 return
+            except (wire.ConnectionClosed, ConnectionResetError, BrokenPipeError):
+                return  # connected and hung up without a word: a port probe
             except (errors.OpError, wire.WireError, OSError) as e:
                 _log("minitf server %s: dropped a connection from %s before it "
                      "authenticated (%s)" % (self.task_name, peer, e))

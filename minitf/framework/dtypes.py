@@ -115,6 +115,9 @@ class DType:
     def __repr__(self):
         return "tf.%s" % self.name
 
+    def __str__(self):
+        return "<dtype: '%s'>" % self.name
+
     def __reduce__(self):
         return (as_dtype, (self.name,))
 

@@ -56,7 +56,7 @@ def _python_to_numpy(value, dtype=None):
         if arr.dtype.kind in "SUO":
             raise TypeError("Expected %s, but got %r of type '%s'."
                             % (dtype.name, value, type(value).__name__))
-        if (dtype.is_integer or dtype.is_bool) and arr.dtype.kind == "f":
+        if (dtype.is_integer or dtype.is_bool) and arr.dtype.kind == "f" and arr.size:
             raise TypeError("Expected %s, but got %r of type '%s'."
                             % (dtype.name, value, type(value).__name__))
         if dtype.is_bool and arr.dtype.kind in "iu" and not isinstance(value, np.ndarray):

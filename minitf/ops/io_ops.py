@@ -129,8 +129,9 @@ class FixedLengthRecordReader(ReaderBase):
     def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None,
                  name=None, encoding=None):
         if encoding:
-            raise NotImplementedError("minitf's FixedLengthRecordReader reads plain files "
-                                      "only (encoding=%r)" % encoding)
+            from minitf.framework.errors import UnimplementedError
+            raise UnimplementedError(None, None, "minitf's FixedLengthRecordReader reads "
+                                     "plain files only (encoding=%r)" % encoding)
         super().__init__({"record_bytes": int(record_bytes),
                           "header_bytes": int(header_bytes or 0),
                           "footer_bytes": int(footer_bytes or 0),

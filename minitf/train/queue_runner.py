@@ -38,7 +38,9 @@ class QueueRunner:
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
                  queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
         if queue_runner_def is not None:
-            raise NotImplementedError("minitf does not build QueueRunners from protos")
+            from minitf.framework.errors import UnimplementedError
+            raise UnimplementedError(None, None, "minitf does not build QueueRunners from "
+                                     "protos: pass the queue and its enqueue ops")
         if not queue:
             raise ValueError("Must provide queue.")
         if not enqueue_ops:
