@@ -283,7 +283,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
 
 # -- softmax and losses -------------------------------------------------------------------------
 def _rows_launch(R):
-    return max(1, -(-R // 128)), 128
+    threads = _ew.THREADS
+    return max(1, -(-R // threads)), threads
 
 
 def _softmax(x, want_log):

@@ -23,9 +23,10 @@ it costs the GPU no divergence.
 
 import math
 
-from numba import cuda
+from numba import config, cuda
 
-THREADS = 256
+# The simulator runs every GPU thread as a Python thread: small blocks keep it quick.
+THREADS = 16 if config.ENABLE_CUDASIM else 256
 MAX_BLOCKS = 1024
 
 UNARY_CODES = {"Neg": 0, "Abs": 1, "Square": 2, "Sqrt": 3, "Rsqrt": 4, "Exp": 5, "Log": 6,
@@ -62,8 +63,12 @@ def unary_op(op, v):
     if op == 3:
         return math.sqrt(v) if v >= 0 else math.nan
     if op == 4:
+        if v == 0:
+            return math.copysign(math.inf, v)
         return 1.0 / math.sqrt(v) if v >= 0 else math.nan
     if op == 5:
+        if v > 709.0:
+            return math.inf
         return math.exp(v)
     if op == 6:
         if v < 0:
@@ -79,6 +84,8 @@ def unary_op(op, v):
         return 1.0 / (1.0 + math.exp(-v))
     if op == 9:
         return math.tanh(v)
+    # (Floor/Ceil/Round below; the simulator runs this in Python, where
+    # math.floor(inf) raises, so infinities and NaN return early.)
     if op == 10:
         if v > 0:
             return 1.0
@@ -87,6 +94,8 @@ def unary_op(op, v):
         return v
     if op == 11:
         return 1.0 / v if v != 0 else math.copysign(math.inf, v)
+    if v != v or math.isinf(v):
+        return v                 # Floor, Ceil, Round keep NaN and infinities
     if op == 12:
         return math.floor(v)
     if op == 13:

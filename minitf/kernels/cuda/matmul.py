@@ -23,9 +23,9 @@ Shared arrays need a dtype at compile time, so there is one kernel per float
 type (the bodies are the same).
 """
 
-from numba import cuda, float32, float64
+from numba import config, cuda, float32, float64
 
-TILE = 16
+TILE = 4 if config.ENABLE_CUDASIM else 16     # small tiles keep the simulator quick
 
 
 @cuda.jit(device=True)

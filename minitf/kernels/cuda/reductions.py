@@ -25,9 +25,9 @@ float type accumulates in float64 (as the CPU kernels do); Max/Min let the
 first NaN win, like numpy and TF.
 """
 
-from numba import cuda, float64
+from numba import config, cuda, float64
 
-THREADS = 128
+THREADS = 8 if config.ENABLE_CUDASIM else 128   # a power of two (the tree halves it)
 SUM, PROD, MAX, MIN = 0, 1, 2, 3
 
 
