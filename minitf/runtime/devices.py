@@ -13,7 +13,9 @@ GPUs come in two kinds (see :mod:`minitf.runtime.gpu`):
 * **virtual** ones, on machines without a GPU: ``device_count={"GPU": n}`` or
   the environment variable ``MINITF_VIRTUAL_GPUS=n``. They are marked
   ``virtual`` in device listings and placement logs, obey the GPU kernel
-  table, and have a memory budget (2 GiB unless configured).
+  table, and have a memory budget (2 GiB unless configured). The ``n``
+  virtual cards are shared by every session of the process, and
+  ``gpu_options.visible_device_list`` picks and renumbers them like real ones.
 
 Every GPU device has a :class:`~minitf.runtime.memory.GPUAllocator`.
 """
@@ -114,15 +116,25 @@ def gpu_devices(config, job="localhost", replica=0, task=0):
             d.memory_limit = d.allocator.limit
             devices.append(d)
         return devices
+    # Virtual GPUs: ``n`` pretend cards in this process. ``visible_device_list``
+    # picks and renumbers them as it does real cards ("1" = card 1 only, as GPU:0),
+    # so two sessions can be given separate cards.
     n = int(wanted) if wanted is not None else int(os.environ.get("MINITF_VIRTUAL_GPUS") or 0)
+    ids = _visible_list(config)
+    if ids is None or n == 0:
+        ids = list(range(n))
+    for bad in ids:
+        if not 0 <= bad < n:
+            raise ValueError("'visible_device_list' listed an invalid GPU id '%d' but "
+                             "visible device count is %d" % (bad, n))
     budget = gpu.virtual_gpu_memory(config)
-    for index in range(n):
-        d = Device(job, replica, task, "GPU", index, virtual=True, physical_index=index,
-                   description="virtual GPU (no CUDA driver: %s kernels, %d MiB budget)"
-                   % ("simulated CUDA" if status is not None and status.simulated
-                      else "CPU", budget >> 20))
+    for index, physical in enumerate(ids):
+        d = Device(job, replica, task, "GPU", index, virtual=True, physical_index=physical,
+                   description="virtual GPU %d (no CUDA driver: %s kernels, %g MiB budget)"
+                   % (physical, "simulated CUDA" if status is not None and status.simulated
+                      else "CPU", round(budget / (1 << 20), 3)))
         d.allocator = memory.GPUAllocator(
-            d.name, memory.card(("virtual", index, budget), "virtual GPU %d" % index,
+            d.name, memory.card(("virtual", physical, budget), "virtual GPU %d" % physical,
                                 budget), fraction, growth)
         d.memory_limit = d.allocator.limit
         devices.append(d)
