@@ -177,14 +177,21 @@ class Placer:
             unsupported = [m for m in members
                            if not any(registry.supports(m, t) for t in types)]
             bad = unsupported[0] if unsupported else op
-            kernel_types = registry.registered_device_types(bad.type)
+            # Name the dtypes each device type's kernel takes: "GPU" alone would
+            # read as if the GPU could run this op's dtype too.
+            kernels = []
+            for t in registry.registered_device_types(bad.type):
+                dtypes = registry.find(bad.type, t).dtypes
+                kernels.append("device='%s' (%s)" % (
+                    t, "dtype in [%s]" % ", ".join(sorted(dtypes)) if dtypes else "any dtype"))
             message = ("Cannot assign a device for operation %s: Could not satisfy explicit "
                        "device specification '%s' because no supported kernel for %s devices "
-                       "is available.\nRegistered kernels for %s (%s): %s.\nOp %s (%s) was "
-                       "colocated with: %s. Run with allow_soft_placement=True to let minitf "
-                       "fall back to a device that has a kernel."
+                       "is available.\nRegistered kernels for %s: %s; this op needs "
+                       "dtype %s.\nOp %s (%s) was colocated with: %s. Run with "
+                       "allow_soft_placement=True to let minitf fall back to a device that "
+                       "has a kernel."
                        % (op.name, requested.to_string(), "/".join(types), bad.type,
-                          registry.kernel_dtype(bad), ", ".join(kernel_types) or "none",
+                          "; ".join(kernels) or "none", registry.kernel_dtype(bad),
                           bad.name, bad.type, ", ".join(m.name for m in members)))
         else:
             message = ("Cannot assign a device for operation %s: {{node %s}} was explicitly "
