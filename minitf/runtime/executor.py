@@ -355,14 +355,22 @@ class Trace:
                 outputs.append(NodeOutput(slot=slot, tensor_description=TensorDescription(
                     dtype=s.op._outputs[slot].dtype.base_dtype.name,
                     shape=list(value.shape), requested_bytes=nbytes)))
-        stats = NodeExecStats(node_name=s.op.name, op_type=s.op.type, all_start_micros=start,
-                              op_start_rel_micros=0, op_end_rel_micros=end - start,
-                              all_end_rel_micros=end - start, output=outputs,
-                              timeline_label="%s = %s()" % (s.op.name, s.op.type),
-                              thread_id=threading.get_ident() % 100000,
-                              memory=[memory] if memory is not None else [])
+        thread = threading.get_ident() % 100000
+        # A fused step (fusion.py) ran its member ops as one kernel: each member is
+        # listed, over the kernel's time span, with a label that says so.
+        members = s.members or (s.op,)
+        fused = " [fused: %s]" % "+".join(m.type for m in members) if s.members else ""
+        records = []
+        for op in members:
+            last = op is s.op
+            records.append(NodeExecStats(
+                node_name=op.name, op_type=op.type, all_start_micros=start,
+                op_start_rel_micros=0, op_end_rel_micros=end - start,
+                all_end_rel_micros=end - start, output=outputs if last else [],
+                timeline_label="%s = %s()%s" % (op.name, op.type, fused), thread_id=thread,
+                memory=[memory] if memory is not None and last else []))
         with self._lock:
-            self.by_device.setdefault(s.device.name, []).append(stats)
+            self.by_device.setdefault(s.device.name, []).extend(records)
 
     def device_stats(self):
         return [DeviceStepStats(device=d, node_stats=sorted(n, key=lambda x: x.all_start_micros))

@@ -22,7 +22,9 @@ def run(build, feeds, config=None):
         with tf.Session(graph=g, config=config) as sess:
             out = sess.run(fetches, dict(zip(placeholders, feeds)), options=opts,
                            run_metadata=md)
-    nodes = [n.node_name for d in md.step_stats.dev_stats for n in d.node_stats]
+    # a fused op is listed with its chain: "mul = Mul() [fused: Mul+AddV2+...]"
+    nodes = [n.node_name for d in md.step_stats.dev_stats for n in d.node_stats
+             if "[fused:" not in n.timeline_label]
     return out, nodes
 
 
@@ -146,3 +148,19 @@ def test_next_process_loads_the_fused_kernel_from_cache(tmp_path):
                             text=True, check=True).stdout.split()
     assert first[0] == second[0] == "12.0"
     assert first[1] == "0" and int(second[1]) >= 1
+
+
+def test_trace_lists_each_fused_op_with_its_chain():
+    with tf.Graph().as_default() as g:
+        a = tf.placeholder(tf.float32, [4], name="a")
+        y = tf.reduce_sum(tf.nn.relu(a * 2.0 + 1.0), name="total")
+        md = tf.RunMetadata()
+        opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        with tf.Session(graph=g) as sess:
+            assert sess.run(y, {a: np.ones(4, np.float32)}, options=opts,
+                            run_metadata=md) == 12.0
+    labels = {n.node_name: n.timeline_label for d in md.step_stats.dev_stats
+              for n in d.node_stats}
+    chain = " [fused: Mul+AddV2+Relu+Sum]"
+    assert labels["mul"] == "mul = Mul()" + chain
+    assert labels["total"] == "total = Sum()" + chain
