@@ -124,6 +124,14 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 in_grads = fn(op, *out_grads)
             if not isinstance(in_grads, (list, tuple)):
                 in_grads = [in_grads]
+            if gate_gradients and sum(g is not None for g in in_grads) > 1:
+                # GATE_OP: an op's input gradients become available together.
+                # Without it, an optimizer may update a weight (its gradient is
+                # ready) while the gradient for an earlier layer, which reads
+                # that same weight, is still being computed on another device.
+                from minitf.ops.control_flow_ops import tuple_
+                with graph.name_scope(op.name + "_grad_gate"):
+                    in_grads = tuple_(list(in_grads))
             if len(in_grads) != len(op._inputs):
                 raise ValueError("Gradient function for %s returned %d gradients, expected %d"
                                  % (op.type, len(in_grads), len(op._inputs)))
