@@ -361,12 +361,20 @@ class Trace:
         members = s.members or (s.op,)
         fused = " [fused: %s]" % "+".join(m.type for m in members) if s.members else ""
         records = []
+        shapes = getattr(getattr(s.compute, "__self__", None), "last_shapes", {})
         for op in members:
             last = op is s.op
+            out = outputs
+            if not last:   # a fused member's output: its logical size, never allocated
+                shape = list(shapes.get(op, ()))
+                dt = op._outputs[0].dtype.base_dtype
+                out = [NodeOutput(slot=0, tensor_description=TensorDescription(
+                    dtype=dt.name, shape=shape,
+                    requested_bytes=int(np.prod(shape)) * np.dtype(dt.np_dtype).itemsize))]
             records.append(NodeExecStats(
                 node_name=op.name, op_type=op.type, all_start_micros=start,
                 op_start_rel_micros=0, op_end_rel_micros=end - start,
-                all_end_rel_micros=end - start, output=outputs if last else [],
+                all_end_rel_micros=end - start, output=out,
                 timeline_label="%s = %s()%s" % (op.name, op.type, fused), thread_id=thread,
                 memory=[memory] if memory is not None and last else []))
         with self._lock:

@@ -188,6 +188,7 @@ class FusedKernel:
         self.label = "+".join(s.op.type for s in chain)
         self._modules = {}
         self._lock = threading.Lock()
+        self.last_shapes = {}
 
     # -- running ------------------------------------------------------------------------------
     def compute(self, ctx, inputs):
@@ -216,6 +217,8 @@ class FusedKernel:
             ok = len({int(a) % nd for a in axes}) == nd if nd else False
         if not ok:
             return self._fallback(ctx, inputs)
+        # what the trace reports for the members' outputs (never materialised)
+        self.last_shapes = {s.op: shape for s in self.chain[:len(self.program)]}
         return self._run(values, scalar, shape)
 
     def _fallback(self, ctx, inputs):
@@ -232,6 +235,7 @@ class FusedKernel:
                     args.append(inputs[-1])      # the reduction's axes
             outs = s.compute(ctx, args)
             vals[s.out_base] = outs[0]
+        self.last_shapes = {s.op: np.shape(vals[s.out_base]) for s in self.chain}
         return [vals[self.chain[-1].out_base]]
 
     def _run(self, values, scalar, shape):
