@@ -52,7 +52,11 @@ def test_a_flow_arrow_per_transfer_bound_to_slices(step):
     processes = {e["pid"]: e["args"]["name"] for e in events(trace, "M")
                  if e["name"] == "process_name"}
     for s, f in zip(sorted(starts, key=lambda e: e["id"]), sorted(ends, key=lambda e: e["id"])):
-        assert processes[s["pid"]].endswith("task:0") and processes[f["pid"]].endswith("task:1")
+        # Inputs go from task 0 to task 1; the fetched result comes back to
+        # the master (task 0) with task 1's reply.
+        src, dst = ("task:1", "task:0") if s["name"].endswith("(fetch)") else ("task:0",
+                                                                                "task:1")
+        assert processes[s["pid"]].endswith(src) and processes[f["pid"]].endswith(dst)
     assert [e["args"]["bytes"] for e in slices if e["name"].startswith("send ")] == \
         [t.bytes for t in stats.transfers]
 

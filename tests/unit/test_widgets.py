@@ -164,8 +164,12 @@ def test_transfer_view_rows_and_bytes_equal_the_trace(step):
     assert view.table.value.count("<tr>") == len(transfers) + 1  # plus the header
     total = sum(t.bytes for t in transfers)
     assert "%d transfers, %d bytes" % (len(transfers), total) in repr(view)
-    assert view.totals.value.count("<tr>") == 2  # one link: task 0 -> task 1
-    assert all(r.kind == "network" and r.link == (CPU0, CPU1) for r in view.rows)
+    # Two links: inputs task 0 -> task 1, and the fetched result back to the
+    # master on task 0.
+    assert view.totals.value.count("<tr>") == 3
+    assert all(r.kind == "network" for r in view.rows)
+    assert {r.link for r in view.rows if not r.tensor.endswith("(fetch)")} == {(CPU0, CPU1)}
+    assert {r.link for r in view.rows if r.tensor.endswith("(fetch)")} == {(CPU1, CPU0)}
     n_ops = sum(len(d.node_stats) for d in step.md.step_stats.dev_stats)
     assert len(view.spans) == n_ops
     assert_png_not_blank(view.image.value)
