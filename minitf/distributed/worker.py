@@ -16,6 +16,7 @@ State that outlives steps and sessions (variables, queues) lives in one
 """
 
 import itertools
+import random
 import threading
 import time
 
@@ -197,6 +198,10 @@ class WorkerService:
         self._steps = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        # Graph handles name this process's incarnation too: a restarted task counts from 1
+        # again, and a master still holding an old handle must get "not registered", never
+        # another session's partition that happens to reuse the number.
+        self._incarnation = "%08x" % random.getrandbits(32)
 
     def channel(self, task_name):
         return self._channel_for(task_name)
@@ -208,7 +213,7 @@ class WorkerService:
     def register_graph(self, session, node_defs, tensors):
         graph = Graph()
         graph_def.import_nodes(graph, node_defs, tensors)
-        handle = "%s/graph-%d" % (self.task_name, next(self._ids))
+        handle = "%s/graph-%s-%d" % (self.task_name, self._incarnation, next(self._ids))
         with self._lock:
             self._partitions[handle] = _Partition(graph, session,
                                                   _FixedPlacer(self.devices))
