@@ -123,9 +123,9 @@ class Channel:
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     raise errors.UnavailableError(
-                        None, None, "%s did not come up before the deadline (%s). Start its "
-                        "server, or check the address in the ClusterSpec."
-                        % (self._where(), e.message)) from None
+                        None, None, "%s did not come up before the deadline. Start its "
+                        "server, or check the address in the ClusterSpec." % self._where()
+                    ) from None
                 if deadline is None and now - last_log >= WAIT_LOG_EVERY:
                     log("minitf: waiting for %s" % self._where())
                     last_log = now

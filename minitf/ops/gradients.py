@@ -17,6 +17,8 @@ registered with :func:`RegisterGradient`. ``tf.stop_gradient`` and ops with
 no gradient (comparisons, argmax, integer ops) stop the walk.
 """
 
+import contextlib
+
 from minitf.framework.graph import get_default_graph
 from minitf.ops.core import convert_to_tensor, name_scope
 
@@ -46,6 +48,9 @@ def NotDifferentiable(op_type):  # noqa: N802  (TF's name)
 
 
 NoGradient = NotDifferentiable
+
+
+_nothing = contextlib.nullcontext
 
 
 def _between(ys, xs):
@@ -120,7 +125,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                                   "minitf cannot differentiate through it; wrap it in "
                                   "tf.stop_gradient if no gradient should flow."
                                   % (op.name, op.type))
-            with graph.name_scope(op.name + "_grad"):
+            with graph.name_scope(op.name + "_grad"), \
+                    (graph.colocate_with(op) if colocate_gradients_with_ops else _nothing()):
+                # With colocate_gradients_with_ops, an op's gradient runs where
+                # the op ran (model parallelism: no activations sent back).
                 in_grads = fn(op, *out_grads)
             if not isinstance(in_grads, (list, tuple)):
                 in_grads = [in_grads]

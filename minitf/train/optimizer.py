@@ -58,7 +58,8 @@ class Optimizer:
             raise ValueError("No variables to optimize.")
         grads = _gradients.gradients(loss, var_list,
                                      grad_ys=None if grad_loss is None else [grad_loss],
-                                     gate_gradients=(gate_gradients == Optimizer.GATE_OP))
+                                     gate_gradients=(gate_gradients == Optimizer.GATE_OP),
+                                     colocate_gradients_with_ops=colocate_gradients_with_ops)
         return list(zip(grads, var_list))
 
     # -- step 2 --------------------------------------------------------------------------
@@ -96,9 +97,9 @@ class Optimizer:
                  aggregation_method=None, colocate_gradients_with_ops=False, name=None,
                  grad_loss=None):
         """``compute_gradients`` then ``apply_gradients``."""
-        grads_and_vars = self.compute_gradients(loss, var_list=var_list,
-                                                gate_gradients=gate_gradients,
-                                                grad_loss=grad_loss)
+        grads_and_vars = self.compute_gradients(
+            loss, var_list=var_list, gate_gradients=gate_gradients,
+            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
         if not [g for g, _ in grads_and_vars if g is not None]:
             raise ValueError("No gradients provided for any variable, check your graph for "
                              "ops that do not support gradients, between variables %s and "

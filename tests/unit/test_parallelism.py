@@ -123,3 +123,21 @@ def test_independent_models_train_concurrently_like_separately():
                 alone.append(sess.run(loss))
     assert together == pytest.approx(alone, rel=1e-5)
     assert together[1] < together[0]          # the search found the better rate
+
+
+def test_colocate_gradients_with_ops_keeps_each_gradient_on_its_layers_device():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(np.ones((4, 3), np.float32))
+        logits = split_mlp(x, [5, 2], DEVICES)
+        loss = tf.reduce_sum(logits)
+        opt = tf.train.GradientDescentOptimizer(0.1)
+        train = opt.minimize(loss, colocate_gradients_with_ops=True)
+        md = tf.RunMetadata()
+        with tf.Session(config=TWO_CPUS) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(train, run_metadata=md)
+    grad_of_layer_1 = [n for n in md.placement if n.startswith("gradients/layer_1/MatMul_grad/")
+                       and "gate" not in n]
+    assert grad_of_layer_1
+    assert all(md.placement[n].endswith("CPU:1") for n in grad_of_layer_1)
