@@ -446,14 +446,11 @@ class Graph:
         # As in TF, an op an enclosing block already adds is not repeated here.
         current = {op for level in stack for op in level.ops}
         ops = []
-        for c in control_inputs:
-            if hasattr(c, "_as_graph_element"):
-                c = c._as_graph_element()
-            if isinstance(c, Tensor):
-                c = c.op
-            if not isinstance(c, Operation):
+        for given in control_inputs:
+            c = as_operation(given)
+            if c is None:
                 raise TypeError("Can not convert a %s into a Tensor or Operation."
-                                % type(c).__name__)
+                                % type(given).__name__)
             if c not in current:
                 current.add(c)
                 ops.append(c)
@@ -670,6 +667,15 @@ _STATEFUL_CONTAINER_OPS = frozenset({
     "PriorityQueueV2", "TextLineReaderV2", "WholeFileReaderV2",
     "FixedLengthRecordReaderV2", "IdentityReaderV2", "ConditionalAccumulator",
 })
+
+
+def as_operation(x):
+    """The op behind ``x`` (an Operation, a Tensor, or a Variable), or None."""
+    if hasattr(x, "_as_graph_element"):
+        x = x._as_graph_element()
+    if isinstance(x, Tensor):
+        x = x.op
+    return x if isinstance(x, Operation) else None
 
 
 # -- the default graph -----------------------------------------------------------------

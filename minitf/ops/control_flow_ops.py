@@ -1,6 +1,6 @@
 """Ops that only order other ops: ``no_op``, ``group``, ``tuple``."""
 
-from minitf.framework.graph import Operation, Tensor, get_default_graph
+from minitf.framework.graph import as_operation, get_default_graph
 from minitf.ops.core import make_op
 
 
@@ -23,14 +23,11 @@ def group(*inputs, **kwargs):
             ops.append(x)
     deps = []
     for x in ops:
-        if hasattr(x, "_as_graph_element"):
-            x = x._as_graph_element()
-        if isinstance(x, Tensor):
-            x = x.op
-        if not isinstance(x, Operation):
+        op = as_operation(x)
+        if op is None:
             raise TypeError("Expected tf.group() expected Tensor arguments not '%s' with type "
                             "'%s'" % (x, type(x)))
-        deps.append(x)
+        deps.append(op)
     graph = deps[0].graph if deps else get_default_graph()
     with graph.as_default(), graph.control_dependencies(deps):
         return no_op(name=name or "group_deps")

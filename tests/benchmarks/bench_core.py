@@ -18,25 +18,12 @@ machine; compare ratios, not absolute numbers.
 
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
 
 import numpy as np
 
-REPEATS = 9
-
-
-def median(fn, repeats=REPEATS, inner=1):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - start) / inner)
-    return statistics.median(times)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import median, run_under_tf  # noqa: E402
 
 
 def measure(tf):
@@ -88,19 +75,6 @@ def measure_numpy():
             "matmul_1024": median(lambda: np.sum(m1 @ m2))}
 
 
-def measure_tf():
-    python = os.environ.get("MINITF_TF_PYTHON")
-    if not python:
-        return None
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run([python, __file__, "--engine", "tf"], capture_output=True,
-                          text=True, env=env, timeout=600)
-    if proc.returncode != 0:
-        print("real TF failed:\n" + proc.stderr[-2000:], file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main():
     if sys.argv[1:] == ["--engine", "tf"]:
         import tensorflow.compat.v1 as tf
@@ -111,7 +85,7 @@ def main():
     import minitf.compat.v1 as tf
     mine = measure(tf)
     ref = measure_numpy()
-    real = measure_tf()
+    real = run_under_tf(__file__, timeout=600)
     rows = [("trivial sess.run (scalar add)", "trivial_run", 1e6, "us"),
             ("reduce_sum(a*2+1), 10M float32", "chain_10M", 1e3, "ms"),
             ("matmul 1024x1024 float32 (+sum)", "matmul_1024", 1e3, "ms")]

@@ -21,33 +21,16 @@ is set. Medians of several repeats; compare ratios.
 import json
 import os
 import socket
-import statistics
 import subprocess
 import sys
 import threading
-import time
 
 import numpy as np
 
 MIB64 = 64 * 1024 * 1024
-REPEATS = 7
 
-
-def median(fn, repeats=REPEATS, inner=1):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        times.append((time.perf_counter() - start) / inner)
-    return statistics.median(times)
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import free_port, median, run_under_tf, wait_for_ports  # noqa: E402
 
 
 def _serve(engine, addresses, index):
@@ -62,23 +45,13 @@ def _serve(engine, addresses, index):
 
 
 def measure(tf, engine):
-    addresses = ["localhost:%d" % _free_port() for _ in range(2)]
+    addresses = ["localhost:%d" % free_port() for _ in range(2)]
     procs = [subprocess.Popen([sys.executable, __file__, "--serve", engine,
                                json.dumps(addresses), str(i)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
              for i in range(2)]
     try:
-        for a in addresses:
-            host, port = a.split(":")
-            end = time.time() + 60
-            while True:
-                try:
-                    socket.create_connection((host, int(port)), 1).close()
-                    break
-                except OSError:
-                    if time.time() > end:
-                        raise RuntimeError("server %s did not start" % a)
-                    time.sleep(0.1)
+        wait_for_ports(addresses)
         target = "grpc://" + addresses[0]
         out = {}
         g = tf.Graph()
@@ -154,19 +127,6 @@ def measure_raw():
     return out
 
 
-def measure_tf():
-    python = os.environ.get("MINITF_TF_PYTHON")
-    if not python:
-        return None
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run([python, __file__, "--engine", "tf"], capture_output=True,
-                          text=True, env=env, timeout=900)
-    if proc.returncode != 0:
-        print("real TF failed:\n" + proc.stderr[-2000:], file=sys.stderr)
-        return None
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main():
     if sys.argv[1:2] == ["--serve"]:
         _serve(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]))
@@ -180,7 +140,7 @@ def main():
     import minitf.compat.v1 as tf
     mine = measure(tf, "minitf")
     raw = measure_raw()
-    real = measure_tf()
+    real = run_under_tf(__file__)
     gbs = lambda seconds: MIB64 / seconds / 1e9  # noqa: E731
     print("%-40s %14s %14s %14s" % ("benchmark (median)", "minitf", "raw socket", "real TF"))
     print("%-40s %11.0f us %11.0f us %14s" % (

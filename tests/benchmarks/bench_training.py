@@ -17,7 +17,6 @@ Medians of a few repeats on a noisy 2-core machine: compare ratios.
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,9 @@ import numpy as np
 
 BATCH, FEATURES, HIDDEN, CLASSES = 256, 64, 128, 10
 LOCAL_STEPS = 200
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import free_port, run_under_tf, wait_for_ports  # noqa: E402
 DIST_SECONDS = 6.0
 
 
@@ -81,12 +83,6 @@ def local_steps_per_second(tf):
     return statistics.median(rates)
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def serve(engine, cluster, job, task):
     tf = _engine(engine)
     tf.train.Server(tf.train.ClusterSpec(cluster), job_name=job, task_index=task).join()
@@ -119,8 +115,8 @@ def worker(engine, cluster, task, compression, seconds):
 
 
 def async_steps_per_second(engine, compression=""):
-    cluster = {"ps": ["localhost:%d" % _free_port()],
-               "worker": ["localhost:%d" % _free_port() for _ in range(2)]}
+    cluster = {"ps": ["localhost:%d" % free_port()],
+               "worker": ["localhost:%d" % free_port() for _ in range(2)]}
     python = sys.executable if engine == "minitf" else os.environ["MINITF_TF_PYTHON"]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     servers = [subprocess.Popen([python, __file__, "--serve", engine, json.dumps(cluster),
@@ -128,17 +124,7 @@ def async_steps_per_second(engine, compression=""):
                                 stderr=subprocess.DEVNULL)
                for job in ("ps", "worker") for i in range(len(cluster[job]))]
     try:
-        for address in cluster["ps"] + cluster["worker"]:
-            host, port = address.split(":")
-            end = time.time() + 60
-            while True:
-                try:
-                    socket.create_connection((host, int(port)), 1).close()
-                    break
-                except OSError:
-                    if time.time() > end:
-                        raise RuntimeError("server %s did not start" % address)
-                    time.sleep(0.1)
+        wait_for_ports(cluster["ps"] + cluster["worker"])
         workers = [subprocess.Popen([python, __file__, "--worker", engine, json.dumps(cluster),
                                      str(i), compression, str(DIST_SECONDS)], env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -171,9 +157,7 @@ def main():
     real = os.environ.get("MINITF_TF_PYTHON")
     rows = [("local, one session", local_steps_per_second(_engine("minitf")), None)]
     if real:
-        out = subprocess.run([real, __file__, "--local", "tf"], capture_output=True, text=True,
-                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"), timeout=600)
-        rows[0] = (rows[0][0], rows[0][1], json.loads(out.stdout.strip().splitlines()[-1]))
+        rows[0] = (rows[0][0], rows[0][1], run_under_tf(__file__, ("--local", "tf"), 600))
     rows.append(("async 1 ps + 2 workers", async_steps_per_second("minitf"),
                  async_steps_per_second("tf") if real else None))
     rows.append(("async, bfloat16 transfers", async_steps_per_second("minitf", "bfloat16"),
