@@ -4,7 +4,6 @@ import multiprocessing as mp
 import os
 import socket
 import stat
-import threading
 import time
 
 import pytest
@@ -12,23 +11,7 @@ import pytest
 from minitf.framework import errors
 from minitf.distributed import auth, wire
 
-
-class Background:
-    def __init__(self, fn, *args):
-        self.result = self.error = None
-        self._t = threading.Thread(target=self._run, args=(fn,) + args, daemon=True)
-        self._t.start()
-
-    def _run(self, fn, *args):
-        try:
-            self.result = fn(*args)
-        except BaseException as e:  # noqa: BLE001
-            self.error = e
-
-    def join(self, timeout=30):
-        self._t.join(timeout)
-        assert not self._t.is_alive(), "background thread hung"
-        return self.result
+from background import Background
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from minitf.framework import errors
 from minitf.distributed import wire
 from minitf.distributed.wire import ConnectionClosed, ProtocolError
 
+from background import Background
+
 
 # ---------------------------------------------------------------- helpers
 
@@ -30,28 +32,6 @@ def pair():
         b.close()
 
 
-class Background:
-    """Run fn in a thread; join() returns its result or re-raises."""
-
-    def __init__(self, fn, *args):
-        self.result = self.error = None
-        self._t = threading.Thread(target=self._run, args=(fn,) + args, daemon=True)
-        self._t.start()
-
-    def _run(self, fn, *args):
-        try:
-            self.result = fn(*args)
-        except BaseException as e:  # noqa: BLE001
-            self.error = e
-
-    def join(self, timeout=30):
-        self._t.join(timeout)
-        assert not self._t.is_alive(), "background thread hung"
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
 def roundtrip(pair, header, tensors, **kw):
     a, b = pair
     sender = Background(wire.send_frame, a, header, tensors)
@@ -59,9 +39,9 @@ def roundtrip(pair, header, tensors, **kw):
     try:
         got = wire.recv_frame(b, **kw)
     except errors.DeadlineExceededError:
-        sender.join()  # show the sender's error, if that is why
+        sender.result()  # show the sender's error, if that is why
         raise
-    sender.join()
+    sender.result()
     return got
 
 
@@ -449,7 +429,7 @@ def test_send_deadline_when_peer_does_not_read(pair):
 def test_no_deadline_means_blocking(pair):
     a, b = pair
     b.settimeout(0.01)  # recv_frame owns the timeout: None = wait
-    Background(lambda: (time.sleep(0.1), wire.send_frame(a, {"late": True}))).join()
+    Background(lambda: (time.sleep(0.1), wire.send_frame(a, {"late": True}))).result()
     assert wire.recv_frame(b) == ({"late": True}, [])
 
 
