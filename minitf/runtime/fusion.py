@@ -44,11 +44,11 @@ UNARY = {
     "Square": "{x} * {x}",
     "Sqrt": "np.sqrt({x})",
     "Rsqrt": "one / np.sqrt({x})",
-    "Exp": "np.exp({x})",
-    "Log": "np.log({x})",
+    "Exp": "exp_({x})",
+    "Log": "log_({x})",
     "Relu": "{x} if ({x} > zero or {x} != {x}) else zero",
-    "Sigmoid": "one / (one + np.exp(-{x}))",
-    "Tanh": "np.tanh({x})",
+    "Sigmoid": "sigmoid_({x})",
+    "Tanh": "tanh_({x})",
     "Reciprocal": "one / {x}",
 }
 BINARY = {
@@ -62,6 +62,7 @@ BINARY = {
 }
 REDUCTIONS = ("Sum", "Mean", "Max", "Min")
 DTYPES = ("float32", "float64")
+_SUFFIX = {"float32": "f32", "float64": "f64"}
 
 
 def enabled(flag=None):
@@ -326,6 +327,11 @@ def generate_source(program, dtype, scalar, reduction):
         "import numba",
         "import numpy as np",
         "from numba import prange",
+        "",
+        "# Exp/Log/Tanh/Sigmoid as vectorizable arithmetic (minitf/kernels/cpu/vector_math.py)",
+        "from minitf.kernels.cpu.vector_math import (exp_%s as exp_, log_%s as log_," % (
+            _SUFFIX[nb], _SUFFIX[nb]),
+        "    tanh_%s as tanh_, sigmoid_%s as sigmoid_)" % (_SUFFIX[nb], _SUFFIX[nb]),
         "",
         "RO = numba.types.Array(numba.%s, 1, 'C', readonly=True)" % nb,
         "zero = np.%s(0)" % nb,

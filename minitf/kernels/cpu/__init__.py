@@ -7,6 +7,8 @@ of the right dtype (a 0-d array for 0-d inputs, never a Python scalar). The
 loop nests themselves live in one module per family:
 
 * :mod:`.elementwise` -- one scalar function per op, made into ufuncs;
+* :mod:`.vector_math` -- Exp/Log/Tanh/Sigmoid from arithmetic the compiler
+  vectorizes, and the array loop that applies them;
 * :mod:`.reductions`  -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
@@ -34,7 +36,8 @@ import numba
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import elementwise, matmul as _matmul, nn as _nn, reductions as _reduce
+from minitf.kernels.cpu import (elementwise, matmul as _matmul, nn as _nn,
+                                reductions as _reduce, vector_math)
 from minitf.kernels.cpu.blas_threads import use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
@@ -106,7 +109,8 @@ def supports(op, np_dtype):
 class _Plan:
     """What one (op, dtype) needs at call time, worked out on its first call."""
 
-    __slots__ = ("fn", "signature", "compute", "out", "quiet", "int_checks", "serial")
+    __slots__ = ("fn", "signature", "compute", "out", "quiet", "int_checks", "serial",
+                 "vector_op")
 
     def __init__(self, op, dtype, table, bool_out):
         compute = _compute_dtype(dtype)
@@ -121,7 +125,11 @@ class _Plan:
         self.out = _BOOL if bool_out else dtype
         self.quiet = kind == "f"          # float ops may hit inf/NaN: TF never warns
         self.int_checks = kind == "i" and op in ("RealDiv", "FloorDiv", "FloorMod", "Pow")
-        self.serial = ufunc_kernel(self.fn, self.signature, False)
+        self.vector_op = vector_math.OPS.get(op) if kind == "f" else None
+        # Exp/Log/Tanh/Sigmoid always take vector_math's array kernel (one
+        # algorithm for every size); every other op is a numba ufunc.
+        self.serial = ufunc_kernel(self.fn, self.signature, False) if self.vector_op is None \
+            else None
 
     def kernel(self, parallel):
         return ufunc_kernel(self.fn, self.signature, True) if parallel else self.serial
@@ -146,6 +154,8 @@ def unary(op, x):
                                                    False)
     if plan.compute is not None:
         x = x.astype(plan.compute)
+    if plan.vector_op is not None:
+        return _vector_map(plan, x)
     parallel = _is_big_contiguous(x)
     kernel = plan.kernel(parallel)
     if plan.quiet:
@@ -154,6 +164,25 @@ def unary(op, x):
     else:
         r = _call(kernel, parallel, x)
     return _as_array(r, plan.out)
+
+
+def _vector_map(plan, x):
+    """Exp/Log/Tanh/Sigmoid of a float array with :func:`.vector_math.map_kernel`.
+
+    A numba ufunc calls the scalar function once per element through a strided
+    loop that LLVM does not vectorize; this kernel's flat loop does 8 float32
+    lanes per instruction (see tests/benchmarks/bench_kernels.py). Strided
+    views are copied to contiguous memory first. ``contract`` lets LLVM fuse
+    each multiply-add of the polynomials into one FMA instruction.
+    """
+    if not x.flags.c_contiguous:
+        x = x.copy()            # (np.ascontiguousarray would turn 0-d into 1-d)
+    out = np.empty(x.shape, x.dtype)
+    parallel = x.size >= PARALLEL_MIN_SIZE
+    kernel = jit_kernel(vector_math.map_kernel, vector_math.map_signature, (x.dtype,),
+                        error_model="numpy", fastmath={"contract"})
+    _call(kernel, parallel, x.reshape(-1), out.reshape(-1), plan.vector_op, parallel)
+    return out if plan.compute is None else out.astype(plan.out)
 
 
 def _check_int_binary(op, y):

@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from minitf.kernels.cpu import vector_math
+
 
 # ---------------------------------------------------------------- unary ----
 
@@ -47,12 +49,16 @@ def rsqrt(x):
     return 1.0 / math.sqrt(x)
 
 
+# Exp, Log, Tanh and Sigmoid come from :mod:`.vector_math`: the same
+# arithmetic as its vectorized array kernel, so that a result never depends on
+# whether an input was big enough for that kernel.
+
 def exp(x):
-    return math.exp(x)
+    return vector_math.exp(x)
 
 
 def log(x):
-    return math.log(x)
+    return vector_math.log(x)
 
 
 def relu(x):
@@ -63,12 +69,11 @@ def relu(x):
 
 
 def sigmoid(x):
-    # exp(-x) overflows to inf for very negative x, and 1 / inf = 0: no NaN.
-    return 1.0 / (1.0 + math.exp(-x))
+    return vector_math.sigmoid(x)
 
 
 def tanh(x):
-    return math.tanh(x)
+    return vector_math.tanh(x)
 
 
 def sign(x):
