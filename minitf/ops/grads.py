@@ -63,8 +63,13 @@ def _ones_like_x(op):
 
 
 def _reduced_axes(op):
-    axes = op.inputs[1].op.get_attr("value") if op.inputs[1].op.type == "Const" else None
-    return None if axes is None else [int(a) for a in np.asarray(axes).reshape(-1)]
+    """A reduction's axes as non-negative ints (``axis=-1`` -> ``rank - 1``), or
+    None unless the axes are a constant and the input's rank is known."""
+    ndims = op.inputs[0].shape.ndims
+    if op.inputs[1].op.type != "Const" or ndims is None:
+        return None
+    axes = np.asarray(op.inputs[1].op.get_attr("value")).reshape(-1)
+    return sorted({int(a) % ndims if ndims else 0 for a in axes})
 
 
 def _keepdims_grad(op, grad):

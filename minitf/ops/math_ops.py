@@ -248,16 +248,16 @@ def add_n(inputs, name=None):
 
 # -- reductions ----------------------------------------------------------------------------
 def _normalize_axes(axis, ndims, op_name):
-    if axis is None:
-        return None if ndims is None else tuple(range(ndims))
+    """The reduced axes as a sorted tuple of non-negative ints, or None when
+    they are not known while the graph is built (a computed axis tensor, or an
+    input of unknown rank)."""
     if isinstance(axis, Tensor):
         if axis.op.type != "Const":
-            raise TypeError("minitf needs reduction axes known when the graph is built "
-                            "(a Python int or list), got the tensor %s." % axis.name)
+            return None
         axis = axis.op.get_attr("value").tolist()
     axes = [int(a) for a in np.atleast_1d(np.asarray(axis)).tolist()]
     if ndims is None:
-        return tuple(axes)
+        return None
     out = []
     for a in axes:
         if not -ndims <= a < max(ndims, 1):
@@ -267,28 +267,50 @@ def _normalize_axes(axis, ndims, op_name):
     return tuple(sorted(set(out)))
 
 
+def _reduction_dims(x, axis):
+    """The axes input of a reduction, made as TensorFlow makes it.
+
+    ``axis=None`` means every axis: a Const ``[0, 1, ..., rank-1]`` named
+    ``Const`` (created outside the op's name scope, as TF does), or, when the
+    rank is unknown until run time (or 0), ``range(0, rank(x))``.
+    """
+    from minitf.ops.array_ops import rank
+    from minitf.ops.core import constant
+    from minitf.ops.io_ops import range_
+    x = convert_to_tensor(x)
+    if axis is not None:
+        return x, axis
+    if x.shape.ndims:
+        return x, constant(np.arange(x.shape.ndims, dtype=np.int32))
+    return x, range_(0, rank(x))
+
+
 def _reduce(op_type, x, axis, keepdims, name, allowed=_NUMBER_TYPES, keep_dims=None):
     if keep_dims is not None:
         keepdims = keep_dims
     keepdims = bool(keepdims)
+    every_axis = axis is None
+    x, axis = _reduction_dims(x, axis)
     with name_scope(name, op_type, [x]) as scope:
-        x = convert_to_tensor(x, name="input")
         _check_dtype(op_type, x, allowed, arg="input")
         ndims = x.shape.ndims
         axes = _normalize_axes(axis, ndims, scope[:-1])
-        if ndims is None or axes is None:
-            shape = TensorShape(None)
+        if axes is None:
+            if every_axis and not keepdims:
+                shape = TensorShape([])           # TF: a full reduction is a scalar
+            elif ndims is None or not keepdims:
+                shape = TensorShape(None)
+            else:
+                shape = TensorShape([None] * ndims)
         else:
             dims = x.shape.as_list()
             shape = TensorShape([1 if i in axes else d for i, d in enumerate(dims)]
                                 if keepdims else
                                 [d for i, d in enumerate(dims) if i not in axes])
-        from minitf.ops.core import constant
-        axes_t = constant(np.array(axes if axes is not None else [], dtype=np.int32),
-                          name="Const")
+        axes_t = convert_to_tensor(axis, dtype=dtypes.int32, name="reduction_indices")
         op = make_op(op_type, [x, axes_t], [x.dtype.base_dtype], [shape], name=scope,
                      attrs={"T": x.dtype.base_dtype, "keep_dims": keepdims,
-                            "Tidx": dtypes.int32})
+                            "Tidx": axes_t.dtype.base_dtype})
     return op.outputs[0]
 
 

@@ -46,9 +46,16 @@ def _host_inputs(op):
 
 
 def _memory_of_output(step):
-    """Where the outputs of ``step`` live: a GPU device, or None for the host."""
+    """Where the outputs of ``step`` live: a GPU device, or None for the host.
+
+    An int32 constant on a GPU stays in host memory too (TensorFlow's
+    ``HostConstantOp``): such constants are axes and shapes, read on the host,
+    so ``reduce_sum(x, axis=0)`` on a GPU copies nothing for its axis.
+    """
     d = step.device
     if d.device_type != "GPU" or step.op.type in HOST_MEMORY_OUTPUTS:
+        return None
+    if step.op.type == "Const" and step.op.outputs[0].dtype.name == "int32":
         return None
     return d
 

@@ -132,6 +132,24 @@ def test_copies_between_host_and_gpu_are_traced_transfers():
     assert all(t.end_micros >= t.start_micros for t in md.step_stats.transfers)
 
 
+def test_int32_axes_of_a_gpu_reduction_stay_on_the_host():
+    """The axis constant is placed on the GPU with the Sum, but lives in host
+    memory (as TF's HostConstantOp): only the float input and the result move."""
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.float32, [2, 3], name="p")
+        with tf.device("/gpu:0"):
+            s = tf.reduce_sum(p * 2.0, axis=1, name="s")
+        md = tf.RunMetadata()
+        opts = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+        with tf.Session(config=gpu_config(1)) as sess:
+            out = sess.run(s, {p: np.ones((2, 3), np.float32)}, options=opts,
+                           run_metadata=md)
+    np.testing.assert_allclose(out, [6.0, 6.0])
+    assert md.placement["s/reduction_indices"] == GPU0
+    assert sorted((t.tensor, t.src_device, t.dst_device) for t in md.step_stats.transfers) \
+        == [("p:0", "host", GPU0), ("s:0", GPU0, "host")]
+
+
 def test_fetching_a_gpu_tensor_copies_it_to_host():
     with tf.Graph().as_default():
         with tf.device("/gpu:0"):
