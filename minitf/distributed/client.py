@@ -137,7 +137,8 @@ class RemoteRuntime:
             spec = DeviceSpec.from_string(d["name"])
             out.append(Device(spec.job, spec.replica, spec.task, spec.device_type,
                               spec.device_index, memory_limit=d.get("memory_limit", 0),
-                              virtual=d.get("virtual", False)))
+                              virtual=d.get("virtual", False),
+                              description=d.get("description", "")))
         return out
 
     def close(self):

@@ -45,6 +45,20 @@ def test_device_count_zero_means_no_gpu(monkeypatch):
                for d in minitf.list_devices(config=tf.ConfigProto(device_count={"GPU": 0})))
 
 
+def test_list_devices_of_a_cluster_names_every_task_with_descriptions():
+    from minitf.distributed.launcher import LocalCluster
+    with LocalCluster({"ps": 1, "worker": 1}, echo=False,
+                      env={"MINITF_VIRTUAL_GPUS": "1"}) as cluster:
+        devices = minitf.list_devices(cluster.target("worker", 0))
+    by_name = {d["name"]: d for d in devices}
+    for task in ("/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"):
+        cpu, gpu = by_name[task + "/device:CPU:0"], by_name[task + "/device:GPU:0"]
+        assert cpu["description"] == "numba-compiled CPU kernels" and not cpu["virtual"]
+        assert gpu["virtual"] and gpu["description"].startswith("virtual GPU 0 (no CUDA")
+        assert gpu["memory_limit"] == 2 << 30                   # the default budget
+    assert len(devices) == 4
+
+
 def test_sess_list_devices_has_the_gpu():
     with tf.Session(graph=tf.Graph(), config=gpu_config(1)) as sess:
         listed = sess.list_devices()
