@@ -133,3 +133,26 @@ def test_map_kernel_compiles_to_packed_simd_instructions():
     packed = re.findall(r"\bv?(?:mul|add|fmadd\d*|div)ps\b", asm)
     assert len(packed) > 40, len(packed)
     assert not re.search(r"call\w*\s+\S*(expf|logf|tanhf)\b", asm)
+
+
+def test_softmax_family_rows_nan_and_no_classes():
+    """The softmax kernels compute exp once per element with vector_math's exp:
+    values match numpy's three-pass formula, a NaN poisons only its own row,
+    and a row of no classes gives empty outputs and a zero loss (as TF)."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((300, 257)) * 4).astype(np.float32)   # big: parallel rows
+    x[7, 100] = np.nan
+    z = x - np.nanmax(x, axis=1, keepdims=True)
+    want = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    got = cpu.softmax(x)
+    assert np.isnan(got[7]).all() and not np.isnan(np.delete(got, 7, axis=0)).any()
+    np.testing.assert_allclose(np.delete(got, 7, axis=0), np.delete(want, 7, axis=0),
+                               rtol=1e-5, atol=1e-8)
+    labels = rng.integers(0, 257, 300)
+    loss, backprop = cpu.sparse_softmax_xent(np.delete(x, 7, axis=0), np.delete(labels, 7))
+    log_p = np.log(np.delete(want, 7, axis=0))
+    np.testing.assert_allclose(loss, -log_p[np.arange(299), np.delete(labels, 7)], rtol=1e-5)
+    empty = np.zeros((3, 0), np.float32)
+    assert cpu.softmax(empty).shape == (3, 0)
+    loss, backprop = cpu.softmax_xent(empty, empty)
+    assert loss.tolist() == [0.0, 0.0, 0.0] and backprop.shape == (3, 0)

@@ -483,7 +483,15 @@ def _rows(x):
     if _NATIVE_KIND.get(cdtype) != "f":
         raise TypeError("minitf cpu softmax kernels need a float dtype, got %s" % x.dtype)
     classes = x.shape[-1] if x.ndim else 1
-    return np.ascontiguousarray(x, dtype=cdtype).reshape(-1, classes), cdtype
+    n_rows = math.prod(x.shape[:-1]) if x.ndim else 1
+    return np.ascontiguousarray(x, dtype=cdtype).reshape(n_rows, classes), cdtype
+
+
+def _nn_kernel(py_func, make_signature, dtypes):
+    """A softmax-family kernel: additions may be reordered (so that the float64
+    row sums vectorize) and multiply-adds fused, as in :mod:`.nn`'s docstring."""
+    return jit_kernel(py_func, make_signature, dtypes, fastmath={"reassoc", "contract"},
+                      error_model="numpy")
 
 
 def _softmax(x, want_log):
@@ -491,8 +499,9 @@ def _softmax(x, want_log):
     rows, cdtype = _rows(x)
     out = np.empty_like(rows)
     parallel = rows.size >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_nn.softmax_kernel, _nn.softmax_signature, (cdtype,))
-    _call(kernel, parallel, rows, out, want_log, parallel)
+    if rows.shape[1]:                       # (no classes: nothing to compute)
+        kernel = _nn_kernel(_nn.softmax_kernel, _nn.softmax_signature, (cdtype,))
+        _call(kernel, parallel, rows, out, want_log, parallel)
     return out.reshape(x.shape).astype(x.dtype, copy=False)
 
 
@@ -517,11 +526,12 @@ def softmax_xent(logits, labels):
     rows, cdtype = _rows(logits)
     lab = np.ascontiguousarray(np.broadcast_to(np.asarray(labels), logits.shape),
                                dtype=cdtype).reshape(rows.shape)
-    loss = np.empty(rows.shape[0], cdtype)
+    loss = np.zeros(rows.shape[0], cdtype)
     backprop = np.empty_like(rows)
     parallel = rows.size >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_nn.softmax_xent_kernel, _nn.xent_signature, (cdtype,))
-    _call(kernel, parallel, rows, lab, loss, backprop, parallel)
+    if rows.shape[1]:
+        kernel = _nn_kernel(_nn.softmax_xent_kernel, _nn.xent_signature, (cdtype,))
+        _call(kernel, parallel, rows, lab, loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
             backprop.reshape(logits.shape).astype(dtype, copy=False))
 
@@ -550,7 +560,7 @@ def sparse_softmax_xent(logits, labels):
     loss = np.empty(rows.shape[0], cdtype)
     backprop = np.empty_like(rows)
     parallel = rows.size >= PARALLEL_MIN_SIZE
-    kernel = jit_kernel(_nn.sparse_softmax_xent_kernel, _nn.sparse_xent_signature,
+    kernel = _nn_kernel(_nn.sparse_softmax_xent_kernel, _nn.sparse_xent_signature,
                         (cdtype, labels.dtype))
     _call(kernel, parallel, rows, labels.reshape(-1), loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
