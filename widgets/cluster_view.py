@@ -18,10 +18,12 @@ import ipywidgets as widgets
 from matplotlib.patches import FancyBboxPatch, Rectangle
 
 from .base import FigureView, html_table
-from .names import device_colors, format_bytes, short_device
+from .names import device_colors, ellipsize, format_bytes, short_device
 from .state import nbytes, read_tasks
 
 UP, DOWN = "#2ca02c", "#d62728"
+#: Characters of one "holds:" line that fit a task's box (7.5 pt monospace).
+HELD_WIDTH = 44
 
 
 def task_summary(task):
@@ -143,7 +145,8 @@ class ClusterView(FigureView):
                     va="top", color="#333")
             for h in held[:8]:
                 y -= 1.0
-                ax.text(i + 0.12, y, "%s  %s" % (h["name"], h["what"]), fontsize=7.5,
+                ax.text(i + 0.12, y, ellipsize("%s  %s" % (h["name"], h["what"]), HELD_WIDTH),
+                        fontsize=7.5,
                         va="top", family="monospace", color="#222")
             if len(held) > 8:
                 ax.text(i + 0.12, y - 1.0, "... and %d more" % (len(held) - 8), fontsize=7.5,

@@ -77,6 +77,16 @@ def format_bytes(n):
     return "%d B" % n
 
 
+def ellipsize(text, width):
+    """``text`` cut to ``width`` characters by replacing its middle with "…",
+    keeping both ends: ``ellipsize('tower_1/dense/kernel/Adam_1', 20)`` is
+    ``'tower_1/de…el/Adam_1'``."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
+
+
 def format_micros(us):
     """A duration in µs as ``850 µs`` / ``6.5 ms`` / ``1.2 s``."""
     us = float(us)

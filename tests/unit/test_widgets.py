@@ -265,6 +265,24 @@ def test_cluster_view_of_in_process_servers(step):
     view.close()
 
 
+def test_cluster_view_shortens_long_names_to_fit_the_box(step):
+    from minitf.widgets.cluster_view import HELD_WIDTH
+    from minitf.widgets.names import ellipsize
+    assert ellipsize("tower_1/dense/kernel/Adam_1", 20) == "tower_1/de…el/Adam_1"
+    assert len(ellipsize("x" * 100, 20)) == 20 and ellipsize("short", 20) == "short"
+    view = ClusterView(step.cluster)
+    long_name = "model/tower_3/encoder/layer_11/attention/query/kernel/Adam_1"
+    view.tasks[0]["resources"][CPU0]["localhost"][long_name] = {
+        "kind": "variable", "dtype": "float32", "shape": [512, 512]}
+    fig = matplotlib.figure.Figure()
+    view.draw(fig)
+    held = [t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("model/")]
+    assert held == [ellipsize(long_name + "  variable float32[512, 512]", HELD_WIDTH)]
+    assert len(held[0]) == HELD_WIDTH and held[0].startswith("model/tower_3/") and \
+        held[0].endswith("float32[512, 512]")
+    view.close()
+
+
 @pytest.mark.slow
 def test_cluster_view_buttons_stop_and_start_a_local_cluster():
     from minitf.distributed.launcher import LocalCluster
