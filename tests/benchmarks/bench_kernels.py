@@ -5,9 +5,9 @@ Run on demand (not collected by pytest)::
     python tests/benchmarks/bench_kernels.py
 
 Prints the median wall time of each kernel on large inputs (10M float32
-elements, a 1024x1024 matmul) next to numpy's, and their ratio (minitf / numpy:
-below 1 means minitf is faster). Kernels are compiled (or loaded from the
-cache) before timing.
+elements, float64 too for reduce_max/min, a 1024x1024 matmul) next to numpy's,
+and their ratio (minitf / numpy: below 1 means minitf is faster). Kernels are
+compiled (or loaded from the cache) before timing.
 """
 
 import os
@@ -46,12 +46,31 @@ def cases():
         ("mul 10M f32", lambda: cpu.binary("Mul", x, y), lambda: np.multiply(x, y)),
         ("relu 10M f32", lambda: cpu.unary("Relu", x), lambda: np.maximum(x, np.float32(0))),
         ("reduce_sum 10M f32", lambda: cpu.reduce("Sum", x, (0,), False), lambda: np.sum(x)),
-        ("reduce_max 10M f32", lambda: cpu.reduce("Max", x, (0,), False), lambda: np.max(x)),
         ("sum rows 10Mx1 f32", lambda: cpu.reduce("Sum", x.reshape(-1, 100), (1,), False),
          lambda: np.sum(x.reshape(-1, 100), axis=1)),
         ("matmul 1024^2 f32", lambda: cpu.matmul(a, b), lambda: np.matmul(a, b)),
         ("matmul 256^2 i32", lambda: cpu.matmul(ai, ai), lambda: np.matmul(ai, ai)),
-    ]
+    ] + extreme_cases(x)
+
+
+def extreme_cases(x32):
+    """reduce_max/reduce_min, float32 and float64: all 10M elements, and axis 0 / 1
+    of a (10000, 1000) matrix (axis 0: rows into B=1000 lanes; axis 1: runs)."""
+    out = []
+    for x in (x32, x32.astype(np.float64)):
+        t = "f32" if x.dtype == np.float32 else "f64"
+        m = x.reshape(10000, 1000)
+        for op, fn in (("Max", np.max), ("Min", np.min)):
+            name = "reduce_%s" % op.lower()
+            out += [
+                ("%s 10M %s" % (name, t), lambda op=op, x=x: cpu.reduce(op, x, (0,), False),
+                 lambda fn=fn, x=x: fn(x)),
+                ("%s ax0 %s" % (name, t), lambda op=op, m=m: cpu.reduce(op, m, (0,), False),
+                 lambda fn=fn, m=m: fn(m, axis=0)),
+                ("%s ax1 %s" % (name, t), lambda op=op, m=m: cpu.reduce(op, m, (1,), False),
+                 lambda fn=fn, m=m: fn(m, axis=1)),
+            ]
+    return out
 
 
 def main():

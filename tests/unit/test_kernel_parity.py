@@ -330,6 +330,135 @@ def test_parallel_reduce(big, dtype, op, shape, axes):
         assert_same(got, want)
 
 
+# ------------------------------------------- float Max/Min on the float bits ----
+# cpu.reduce computes float Max/Min on integer keys of the bits
+# (reductions.float_extreme_kernel); these pin the corners of that trick, on
+# inputs big enough for the parallel kernel (split into chunks) and small ones.
+
+FLOAT_NATIVE = [np.dtype(np.float32), np.dtype(np.float64)]
+EXTREMES = [("Max", np.max), ("Min", np.min)]
+
+
+def nan_bits(dtype, negative=False, smallest=False):
+    """A NaN of ``dtype``: numpy's quiet one, or the one just above inf's bits."""
+    it = np.dtype("i%d" % np.dtype(dtype).itemsize)
+    bits = np.array(np.inf if smallest else np.nan, dtype).view(it) + (1 if smallest else 0)
+    x = bits.view(dtype)
+    return -x if negative else x
+
+
+@pytest.mark.parametrize("dtype", FLOAT_NATIVE, ids=str)
+@pytest.mark.parametrize("op,np_fn", EXTREMES)
+@pytest.mark.parametrize("where", [0, BIG // 3, BIG // 2 + 1, BIG - 1])
+@pytest.mark.parametrize("negative,smallest", [(False, False), (True, False), (False, True),
+                                               (True, True)])
+def test_nan_anywhere_in_a_big_reduction(big, dtype, op, np_fn, where, negative, smallest):
+    x = big.astype(dtype)                         # parallel: several chunks
+    x[where] = nan_bits(dtype, negative, smallest)
+    r = cpu.reduce(op, x, (0,), False)
+    assert r.dtype == dtype and r.shape == () and np.isnan(r) and np.isnan(np_fn(x))
+    assert np.isnan(cpu.reduce(op, x[:7], (0,), False)) == (where < 7)    # serial
+
+
+@pytest.mark.parametrize("dtype", FLOAT_NATIVE, ids=str)
+@pytest.mark.parametrize("op,np_fn", EXTREMES)
+@pytest.mark.parametrize("row", [0, 5, 16386])
+def test_nan_in_one_column_of_a_row_reduction(dtype, op, np_fn, row):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((16387, 8)).astype(dtype)   # B > 1; 16387 rows: not 4k
+    x[row, 3] = nan_bits(dtype, negative=row == 5)
+    got = cpu.reduce(op, x, (0,), False)
+    np.testing.assert_array_equal(np.isnan(got), np.arange(8) == 3)
+    np.testing.assert_array_equal(got, np_fn(x, axis=0))
+    y = rng.standard_normal((4, 9001, 5)).astype(dtype)  # A > 1 and B > 1
+    y[2, row % 9001, 1] = np.nan
+    got = cpu.reduce(op, y, (1,), True)
+    assert got.shape == (4, 1, 5)
+    np.testing.assert_array_equal(got, np_fn(y, axis=1, keepdims=True))
+    assert np.isnan(got).sum() == 1 and np.isnan(got[2, 0, 1])
+    small = x[:6]                                          # serial row reduction
+    np.testing.assert_array_equal(cpu.reduce(op, small, (0,), False), np_fn(small, axis=0))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_NATIVE, ids=str)
+@pytest.mark.parametrize("n", [9, BIG])
+def test_max_min_of_infinities_zeros_and_equal_values(dtype, n):
+    def check(x, want_max, want_min):
+        rows = x[:n // 3 * 3].reshape(-1, 3)
+        for (op, np_fn), want in zip(EXTREMES, (want_max, want_min)):
+            assert cpu.reduce(op, x, (0,), False) == want                      # a run
+            np.testing.assert_array_equal(cpu.reduce(op, rows, (0,), False),   # rows
+                                          np_fn(rows, axis=0))
+
+    x = np.linspace(-5, 5, n).astype(dtype)
+    x[n // 2], x[-2] = np.inf, -np.inf
+    check(x, np.inf, -np.inf)
+    check(np.full(n, -np.inf, dtype), -np.inf, -np.inf)
+    check(np.full(n, np.inf, dtype), np.inf, np.inf)
+    check(np.full(n, -2.25, dtype), -2.25, -2.25)
+    check(np.full(n, 3.5, dtype), 3.5, 3.5)
+    zeros = np.zeros(n, dtype)
+    zeros[::2] = -0.0
+    for op in ("Max", "Min"):
+        r = cpu.reduce(op, zeros, (0,), False)
+        assert r == 0 and not np.isnan(r)
+    tiny = np.finfo(dtype).smallest_subnormal
+    check(np.where(np.arange(n) % 2 == 0, -tiny, tiny).astype(dtype), tiny, -tiny)
+
+
+@pytest.mark.parametrize("n", [9, BIG])
+def test_float64_max_min_keep_every_bit(n):
+    for base in (1.0, -1.0, 2.0 ** 60, -(2.0 ** -1000), 5e-324):
+        x = np.full(n, base)
+        up, down = np.nextafter(base, np.inf), np.nextafter(base, -np.inf)
+        x[n // 3], x[2 * n // 3] = up, down
+        assert cpu.reduce("Max", x, (0,), False) == up
+        assert cpu.reduce("Min", x, (0,), False) == down
+        m = x[:n // 3 * 3].reshape(-1, 3)
+        np.testing.assert_array_equal(cpu.reduce("Max", m, (0,), False), m.max(axis=0))
+        np.testing.assert_array_equal(cpu.reduce("Min", m, (0,), False), m.min(axis=0))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_NATIVE, ids=str)
+@pytest.mark.parametrize("op,np_fn", EXTREMES)
+def test_big_float_max_min_equal_numpy_exactly(dtype, op, np_fn):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(1_000_003) * 10.0 ** rng.integers(-30, 30, 1_000_003)).astype(dtype)
+    np.testing.assert_array_equal(cpu.reduce(op, x, (0,), False), np_fn(x))
+    m = x[:1000 * 1000].reshape(1000, 1000)
+    for axes in ((0,), (1,), (0, 1)):
+        np.testing.assert_array_equal(cpu.reduce(op, m, axes, False), np_fn(m, axis=axes))
+    t = x[:100 * 200 * 50].reshape(100, 200, 50)          # a transposed (copied) block
+    np.testing.assert_array_equal(cpu.reduce(op, t, (0, 2), False), np_fn(t, axis=(0, 2)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("op", ["Max", "Min"])
+@FEW
+@given(data=st.data())
+def test_max_min_with_nan_inf_and_subnormals(dtype, op, data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5))
+    axes = tuple(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1)))
+    width = 64 if dtype == np.float64 else 32
+    x = data.draw(hnp.arrays(np.float64, shape, elements=st.floats(
+        allow_nan=True, allow_infinity=True, allow_subnormal=True, width=width)))
+    with np.errstate(over="ignore"):
+        x = x.astype(dtype)
+    assert_same(cpu.reduce(op, x, axes, False), ref.reduce(op, x, axes, False))
+
+
+def test_empty_float_max_min_give_the_identity():
+    for dtype in FLOAT_NATIVE:
+        for shape, axes in (((0, 3), (0,)), ((3, 0), (1,)), ((2, 0, 4), (1,)), ((0,), (0,))):
+            e = np.zeros(shape, dtype)
+            np.testing.assert_array_equal(cpu.reduce("Max", e, axes, False),
+                                          np.full(ref.reduce("Max", e, axes, False).shape,
+                                                  -np.inf, dtype))
+            np.testing.assert_array_equal(cpu.reduce("Min", e, axes, False),
+                                          np.full(ref.reduce("Min", e, axes, False).shape,
+                                                  np.inf, dtype))
+
+
 def test_parallel_argmax_softmax_select_add_n(big):
     m = big.reshape(-1, 7)[:, :5] if BIG % 7 == 0 else big[:BIG // 5 * 5].reshape(-1, 5)
     assert_same(cpu.argmax(m, 1, np.int64), ref.argmax(m, 1, np.int64))

@@ -326,9 +326,18 @@ def _run_reduce(code, x3, init_value, acc_dtype):
     A, K, B = x3.shape
     C, parallel = _chunks(A, K, x3.size)
     partial = np.empty((A, C, B), acc_dtype)
-    kernel = jit_kernel(_reduce.reduce_kernel, _reduce.reduce_signature,
-                        (x3.dtype, acc_dtype), fastmath={"reassoc"})
-    _call(kernel, parallel, x3, code, acc_dtype.type(init_value), partial, parallel)
+    if acc_dtype.kind == "f" and code in (_reduce.MAX, _reduce.MIN):
+        # Float Max/Min compare the bits as ints (vectorizes, keeps NaN); the
+        # identity (init_value, -inf or +inf) is built into the kernel.
+        it = _reduce.bits_dtype(acc_dtype)
+        kernel = jit_kernel(_reduce.float_extreme_kernel, _reduce.float_extreme_signature,
+                            (it,))
+        _call(kernel, parallel, x3.view(it), code == _reduce.MAX,
+              *_reduce.float_bits_constants(acc_dtype), partial.view(it), parallel)
+    else:
+        kernel = jit_kernel(_reduce.reduce_kernel, _reduce.reduce_signature,
+                            (x3.dtype, acc_dtype), fastmath={"reassoc"})
+        _call(kernel, parallel, x3, code, acc_dtype.type(init_value), partial, parallel)
     if C == 1:
         return partial[:, 0, :]
     if code == _reduce.SUM:
