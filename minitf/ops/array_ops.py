@@ -5,8 +5,8 @@ import numpy as np
 from minitf.framework import dtypes
 from minitf.framework.graph import Tensor, get_default_graph
 from minitf.framework.tensor_shape import TensorShape, as_shape
-from minitf.ops.core import (constant, convert_to_tensor, dt_enum_name, make_op, name_scope,
-                             shape_str)
+from minitf.ops.core import (_holds_tensor, constant, convert_to_tensor, dt_enum_name, make_op,
+                             name_scope, shape_str)
 
 
 def _static_ints(value, what):
@@ -19,6 +19,43 @@ def _static_ints(value, what):
     if isinstance(value, TensorShape):
         value = value.as_list()
     return [int(v) for v in np.asarray(value).reshape(-1).tolist()]
+
+
+def _run_time_shape(value, name):
+    """A shape argument computed in the graph, e.g. ``tf.shape(x)`` or
+    ``[tf.shape(x)[0], -1]``: ``(int32 tensor, what is known of its value now)``.
+
+    The known value is a list with ``None`` where a size is only known at run
+    time (``[None, -1]`` for the example when ``x`` has shape ``[?, 784]``), or
+    None if not even its length is known. Returns None for a plain list or a
+    constant: those take the static path.
+    """
+    if not _holds_tensor(value) or (isinstance(value, Tensor) and value.op.type == "Const"):
+        return None
+    t = convert_to_tensor(value, dtype=dtypes.int32, name=name)
+    op = t.op
+    if op.type == "Shape":
+        known = op.inputs[0].shape
+        return t, (known.as_list() if known.ndims is not None else None)
+    if op.type == "Pack" and t.shape.ndims == 1:
+        return t, [_known_size(e) for e in op.inputs]
+    if t.shape.ndims == 1 and t.shape.dims[0].value is not None:
+        return t, [None] * t.shape.dims[0].value
+    return t, None
+
+
+def _known_size(t):
+    """One element of a packed shape, if known now: a constant, or ``tf.shape(x)[i]``
+    of a known dimension."""
+    op = t.op
+    if op.type == "Const":
+        return int(op.get_attr("value"))
+    if op.type == "StridedSlice" and op.inputs[0].op.type == "Shape":
+        spec = op.get_attr("spec")
+        dims = op.inputs[0].op.inputs[0].shape
+        if len(spec) == 1 and spec[0][0] == "index" and dims.ndims is not None:
+            return dims.as_list()[spec[0][1]]
+    return None
 
 
 def placeholder(dtype, shape=None, name=None):
@@ -56,6 +93,13 @@ def stop_gradient(input, name=None):  # noqa: A002
 def reshape(tensor, shape, name=None):
     with name_scope(name, "Reshape", [tensor]) as scope:
         x = convert_to_tensor(tensor, name="tensor")
+        run_time = _run_time_shape(shape, "shape")
+        if run_time is not None:
+            shape_t, known = run_time
+            out = TensorShape(None) if known is None else TensorShape(
+                _infer_minus_one(known, x.shape.num_elements()))
+            return make_op("Reshape", [x, shape_t], [x.dtype.base_dtype], [out], name=scope,
+                           attrs={"T": x.dtype.base_dtype}).outputs[0]
         dims = _static_ints(shape, "shape")
         if dims.count(-1) > 1:
             raise ValueError("Cannot infer multiple unknown dimensions in shape %s" % dims)
@@ -80,6 +124,17 @@ def reshape(tensor, shape, name=None):
         op = make_op("Reshape", [x, shape_t], [x.dtype.base_dtype], [TensorShape(out)],
                      name=scope, attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
+
+
+def _infer_minus_one(known, n):
+    """Static output dims of a reshape to ``known`` (None: unknown; -1: inferred)."""
+    out = [None if d == -1 else d for d in known]
+    if known.count(-1) == 1 and n is not None and None not in out[:known.index(-1)] + \
+            out[known.index(-1) + 1:]:
+        rest = int(np.prod([d for d in known if d != -1]))
+        if rest and n % rest == 0:
+            out[known.index(-1)] = n // rest
+    return out
 
 
 def transpose(a, perm=None, name="transpose"):
@@ -222,28 +277,44 @@ def concat(values, axis, name="concat"):
 
 
 def fill(dims, value, name=None):
+    """A tensor of shape ``dims`` filled with ``value``; ``dims`` may be computed
+    in the graph (``tf.fill(tf.shape(x), 1.0)``)."""
     with name_scope(name, "Fill", [value]) as scope:
-        shape = _static_ints(dims, "dims")
+        run_time = _run_time_shape(dims, "dims")
+        if run_time is not None:
+            dims_t, known = run_time
+            shape = TensorShape(known)
+        else:
+            static = _static_ints(dims, "dims")
+            dims_t, shape = constant(np.array(static, dtype=np.int32), name="dims"), \
+                TensorShape(static)
         v = convert_to_tensor(value, name="value")
-        dims_t = constant(np.array(shape, dtype=np.int32), name="dims")
-        op = make_op("Fill", [dims_t, v], [v.dtype.base_dtype], [TensorShape(shape)],
+        op = make_op("Fill", [dims_t, v], [v.dtype.base_dtype], [shape],
                      name=scope, attrs={"T": v.dtype.base_dtype})
     return op.outputs[0]
 
 
-def zeros(shape, dtype=dtypes.float32, name=None):
+def _filled(kind, shape, dtype, name):
+    """``zeros``/``ones``: a constant when the shape is static, else a Fill (as TF)."""
     dtype = dtypes.as_dtype(dtype)
-    shape = _static_ints(shape, "shape")
-    with name_scope(name, "zeros", []) as scope:
-        return constant(np.zeros(shape, dtype=dtype.np_dtype) if dtype != dtypes.string
-                        else np.full(shape, b"", dtype=object), dtype=dtype, name=scope)
+    value = 0 if kind == "zeros" else 1
+    with name_scope(name, kind, []) as scope:
+        run_time = _run_time_shape(shape, "shape")
+        if run_time is not None:
+            zero_or_one = constant(value if dtype != dtypes.string else b"", dtype=dtype)
+            return fill(run_time[0], zero_or_one, name=scope)
+        dims = _static_ints(shape, "shape")
+        if dtype == dtypes.string:
+            return constant(np.full(dims, b"", dtype=object), dtype=dtype, name=scope)
+        return constant(np.full(dims, value, dtype=dtype.np_dtype), dtype=dtype, name=scope)
+
+
+def zeros(shape, dtype=dtypes.float32, name=None):
+    return _filled("zeros", shape, dtype, name)
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
-    dtype = dtypes.as_dtype(dtype)
-    shape = _static_ints(shape, "shape")
-    with name_scope(name, "ones", []) as scope:
-        return constant(np.ones(shape, dtype=dtype.np_dtype), dtype=dtype, name=scope)
+    return _filled("ones", shape, dtype, name)
 
 
 def _like(op_type, tensor, dtype, name):

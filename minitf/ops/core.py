@@ -147,12 +147,42 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
     if isinstance(value, Operation):
         raise TypeError("Can't convert Operation '%s' to Tensor (target dtype=%s, name=%s, "
                         "as_ref=%s)" % (value.name, dtype, name, as_ref))
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        return _autopack(value, dtype, name or "packed")
     if dtype is None and preferred_dtype is not None:
         try:
             return constant(value, dtype=preferred_dtype, name=name or "Const")
         except (TypeError, ValueError):
             pass
     return constant(value, dtype=dtype, name=name or "Const")
+
+
+def _holds_tensor(value):
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        return True
+    return isinstance(value, (list, tuple)) and any(_holds_tensor(v) for v in value)
+
+
+def _autopack(value, dtype, name):
+    """A list that mixes tensors and numbers, such as ``[tf.shape(x)[0], -1]``,
+    becomes one tensor as in TF: the numbers become constants of the tensors'
+    dtype (named by their position) and a ``Pack`` op stacks the elements."""
+    from minitf.ops.array_ops import stack
+    if dtype is None:
+        dtype = _first_tensor_dtype(value)
+    with name_scope(name) as scope:
+        elements = [convert_to_tensor(v, dtype=dtype, name=str(i)) if _holds_tensor(v)
+                    else constant(v, dtype=dtype, name=str(i)) for i, v in enumerate(value)]
+        return stack(elements, name=scope)
+
+
+def _first_tensor_dtype(value):
+    if isinstance(value, Tensor) or hasattr(value, "_as_tensor"):
+        return convert_to_tensor(value).dtype.base_dtype
+    for v in value if isinstance(value, (list, tuple)) else ():
+        if _holds_tensor(v):
+            return _first_tensor_dtype(v)
+    return None
 
 
 def convert_n_to_tensor(values, dtype=None):

@@ -5,9 +5,11 @@ Run on demand (not collected by pytest)::
     python tests/benchmarks/bench_kernels.py
 
 Prints the median wall time of each kernel on large inputs (10M float32
-elements, float64 too for reduce_max/min, a 1024x1024 matmul) next to numpy's,
-and their ratio (minitf / numpy: below 1 means minitf is faster). Kernels are
-compiled (or loaded from the cache) before timing.
+elements, float64 too for the math functions and reduce_max/min, a 1024x1024
+matmul, 10000x1000 softmax) next to numpy's, and their ratio (minitf / numpy:
+below 1 means minitf is faster). Kernels are compiled (or loaded from the
+cache) before timing, and the two sides are timed alternately, call by call,
+so that a burst of load from another process hits both.
 """
 
 import os
@@ -24,14 +26,17 @@ N = 10_000_000
 REPEATS = 15
 
 
-def median_ms(fn, repeats=REPEATS):
-    fn()
-    times = []
+def median_ms(mine, theirs, repeats=REPEATS):
+    """Median milliseconds of ``mine`` and of ``theirs``, timed in alternation."""
+    mine()
+    theirs()
+    times = ([], [])
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
+        for fn, out in zip((mine, theirs), times):
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return tuple(1e3 * float(np.median(t)) for t in times)
 
 
 def cases():
@@ -50,7 +55,51 @@ def cases():
          lambda: np.sum(x.reshape(-1, 100), axis=1)),
         ("matmul 1024^2 f32", lambda: cpu.matmul(a, b), lambda: np.matmul(a, b)),
         ("matmul 256^2 i32", lambda: cpu.matmul(ai, ai), lambda: np.matmul(ai, ai)),
-    ] + extreme_cases(x)
+    ] + math_cases(x) + softmax_cases() + extreme_cases(x)
+
+
+def math_cases(x32):
+    """Exp/Log/Tanh/Sigmoid (vector_math) against numpy's SIMD versions, and
+    Pow, which stays on the C library's scalar pow (numpy's is SIMD)."""
+    out = []
+    for x in (x32, x32.astype(np.float64)):
+        t = "f32" if x.dtype == np.float32 else "f64"
+        pos = np.abs(x) + x.dtype.type(0.1)
+        out += [
+            ("exp 10M %s" % t, lambda x=x: cpu.unary("Exp", x), lambda x=x: np.exp(x)),
+            ("log 10M %s" % t, lambda p=pos: cpu.unary("Log", p), lambda p=pos: np.log(p)),
+            ("tanh 10M %s" % t, lambda x=x: cpu.unary("Tanh", x), lambda x=x: np.tanh(x)),
+            ("sigmoid 10M %s" % t, lambda x=x: cpu.unary("Sigmoid", x),
+             lambda x=x: 1 / (1 + np.exp(-x))),
+            ("pow 10M %s" % t, lambda p=pos, x=x: cpu.binary("Pow", p, x),
+             lambda p=pos, x=x: np.power(p, x)),
+        ]
+    return out
+
+
+def softmax_cases():
+    """Softmax and sparse cross-entropy over (10000, 1000) logits, against the
+    numpy formula (max, exp, sum, divide as separate array passes)."""
+    rng = np.random.default_rng(1)
+    logits = rng.standard_normal((10000, 1000)).astype(np.float32)
+    labels = rng.integers(0, 1000, 10000)
+
+    def np_softmax(x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def np_sparse_xent(x, lab):
+        z = x - x.max(axis=1, keepdims=True)
+        log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+        backprop = np.exp(log_p)
+        backprop[np.arange(len(lab)), lab] -= 1
+        return -log_p[np.arange(len(lab)), lab], backprop
+
+    return [
+        ("softmax 10Kx1K f32", lambda: cpu.softmax(logits), lambda: np_softmax(logits)),
+        ("sparse xent 10Kx1K", lambda: cpu.sparse_softmax_xent(logits, labels),
+         lambda: np_sparse_xent(logits, labels)),
+    ]
 
 
 def extreme_cases(x32):
@@ -78,7 +127,7 @@ def main():
         __import__("numba").get_num_threads(), cpu.PARALLEL_MIN_SIZE))
     print("%-22s %12s %12s %8s" % ("kernel", "minitf ms", "numpy ms", "ratio"))
     for name, mine, theirs in cases():
-        m, t = median_ms(mine), median_ms(theirs)
+        m, t = median_ms(mine, theirs)
         print("%-22s %12.2f %12.2f %8.2f" % (name, m, t, m / t))
 
 
