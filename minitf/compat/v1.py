@@ -33,6 +33,8 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
+from minitf.ops import init_ops as _init_ops
+from minitf.ops import variable_scope as _variable_scope
 from minitf.ops import variables as _variables
 from minitf.ops.core import constant, convert_to_tensor, is_tensor  # noqa: F401
 from minitf.runtime.config import (ConfigProto, GPUOptions, GraphOptions,  # noqa: F401
@@ -141,6 +143,22 @@ local_variables_initializer = _variables.local_variables_initializer
 initialize_local_variables = _variables.initialize_local_variables
 report_uninitialized_variables = _variables.report_uninitialized_variables
 
+AUTO_REUSE = _variable_scope.AUTO_REUSE
+VariableScope = _variable_scope.VariableScope
+variable_scope = _variable_scope.variable_scope
+get_variable = _variable_scope.get_variable
+get_variable_scope = _variable_scope.get_variable_scope
+
+zeros_initializer = _init_ops.Zeros
+ones_initializer = _init_ops.Ones
+constant_initializer = _init_ops.Constant
+random_uniform_initializer = _init_ops.RandomUniform
+random_normal_initializer = _init_ops.RandomNormal
+truncated_normal_initializer = _init_ops.TruncatedNormal
+variance_scaling_initializer = _init_ops.VarianceScaling
+glorot_uniform_initializer = _init_ops.GlorotUniform
+glorot_normal_initializer = _init_ops.GlorotNormal
+
 newaxis = None
 
 
@@ -232,6 +250,18 @@ math.pow = pow
 
 dtypes = _dtypes
 resource = _dtypes.resource
+
+initializers = _types.ModuleType("minitf.compat.v1.initializers", "tf.initializers")
+initializers.zeros = zeros_initializer
+initializers.ones = ones_initializer
+initializers.constant = constant_initializer
+initializers.random_uniform = random_uniform_initializer
+initializers.random_normal = random_normal_initializer
+initializers.truncated_normal = truncated_normal_initializer
+initializers.variance_scaling = variance_scaling_initializer
+initializers.glorot_uniform = glorot_uniform_initializer
+initializers.glorot_normal = glorot_normal_initializer
+initializers.global_variables = global_variables_initializer
 
 queue = _types.ModuleType("minitf.compat.v1.queue", "tf.queue: the queue classes.")
 queue.FIFOQueue = FIFOQueue

@@ -70,6 +70,18 @@ def assign_sub(ref, value, use_locking=None, name=None):
     return _assign_like("AssignSub", ref, value, name, use_locking=use_locking)
 
 
+class _NotYetMade:
+    """Stands for an op about to be made, so that ``colocate_with`` can name it."""
+
+    device = ""
+
+    def __init__(self, name):
+        self.name = name
+
+    def colocation_groups(self):
+        return [("loc:@" + self.name).encode()]
+
+
 class Variable:
     """A TF1 ref variable (see the module docstring for the ops it creates)."""
 
@@ -89,7 +101,10 @@ class Variable:
         init_is_callable = callable(initial_value)
         with name_scope(name, "Variable", [] if init_is_callable else [initial_value]) as scope:
             if init_is_callable:
-                with graph.name_scope("Initializer"), graph.device(None):
+                # As TF: the initializer's ops ignore device scopes but are
+                # colocated with the variable (made just below, named scope[:-1]).
+                with graph.name_scope("Initializer"), graph.device(None), \
+                        graph.colocate_with(_NotYetMade(scope[:-1])):
                     initial_value = convert_to_tensor(initial_value(), dtype=dtype,
                                                       name="initial_value")
             else:
