@@ -33,6 +33,7 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
+from minitf.ops import clip_ops as _clip_ops
 from minitf.ops import init_ops as _init_ops
 from minitf.ops import variable_scope as _variable_scope
 from minitf.ops import variables as _variables
@@ -143,6 +144,11 @@ local_variables_initializer = _variables.local_variables_initializer
 initialize_local_variables = _variables.initialize_local_variables
 report_uninitialized_variables = _variables.report_uninitialized_variables
 
+clip_by_value = _clip_ops.clip_by_value
+clip_by_norm = _clip_ops.clip_by_norm
+global_norm = _clip_ops.global_norm
+clip_by_global_norm = _clip_ops.clip_by_global_norm
+
 AUTO_REUSE = _variable_scope.AUTO_REUSE
 VariableScope = _variable_scope.VariableScope
 variable_scope = _variable_scope.variable_scope
@@ -236,6 +242,11 @@ nn.log_softmax = _nn_ops.log_softmax
 nn.softmax_cross_entropy_with_logits = _nn_ops.softmax_cross_entropy_with_logits
 nn.softmax_cross_entropy_with_logits_v2 = _nn_ops.softmax_cross_entropy_with_logits_v2
 nn.sparse_softmax_cross_entropy_with_logits = _nn_ops.sparse_softmax_cross_entropy_with_logits
+nn.sigmoid_cross_entropy_with_logits = _nn_ops.sigmoid_cross_entropy_with_logits
+nn.l2_loss = _nn_ops.l2_loss
+nn.bias_add = _nn_ops.bias_add
+nn.leaky_relu = _nn_ops.leaky_relu
+nn.dropout = _nn_ops.dropout
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
@@ -310,6 +321,8 @@ _TRAIN_LAZY = {
         "global_step")},
     # name -> module that defines it; imported on first use, so that
     # `python -m minitf.distributed.server` does not import itself twice.
+    **{_n: "minitf.train.learning_rate_decay" for _n in (
+        "exponential_decay", "piecewise_constant")},
     "ClusterSpec": "minitf.distributed.cluster_spec",
     "Server": "minitf.distributed.server",
 }

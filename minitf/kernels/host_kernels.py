@@ -267,7 +267,7 @@ def _where(op, device):
 def _random(op, device):
     attrs = op._attrs
     dt = attrs["dtype"].np_dtype
-    shape = op.outputs[0].shape.as_list()
+    static_shape = op.outputs[0].shape.as_list() if not op.inputs else None
     seed, seed2 = attrs["seed"], attrs["seed2"]
     key = ("random", op.name)
 
@@ -281,11 +281,15 @@ def _random(op, device):
             ctx.session_state[key] = gen
         return gen
 
+    def shape_of(inputs):
+        """The static shape, or the run-time one (a tf.shape(x) input)."""
+        return static_shape if static_shape is not None else [int(d) for d in inputs[0]]
+
     if op.type == "RandomUniform":
         lo, hi = attrs["minval"], attrs["maxval"]
 
         def compute(ctx, inputs):
-            u = generator(ctx).random(shape, dtype=np.float64)
+            u = generator(ctx).random(shape_of(inputs), dtype=np.float64)
             return [(lo + (hi - lo) * u).astype(dt)]
     elif op.type == "RandomUniformInt":
         lo, hi = attrs["minval"], attrs["maxval"]
@@ -294,18 +298,18 @@ def _random(op, device):
             if lo >= hi:
                 raise errors.InvalidArgumentError(
                     None, None, "Need minval < maxval, got %d >= %d" % (lo, hi))
-            return [generator(ctx).integers(lo, hi, size=shape).astype(dt)]
+            return [generator(ctx).integers(lo, hi, size=shape_of(inputs)).astype(dt)]
     elif op.type == "RandomStandardNormal":
         mean, std = attrs["mean"], attrs["stddev"]
 
         def compute(ctx, inputs):
-            return [(mean + std * generator(ctx).standard_normal(shape)).astype(dt)]
+            return [(mean + std * generator(ctx).standard_normal(shape_of(inputs))).astype(dt)]
     else:
         mean, std = attrs["mean"], attrs["stddev"]
 
         def compute(ctx, inputs):
             gen = generator(ctx)
-            z = gen.standard_normal(shape)
+            z = gen.standard_normal(shape_of(inputs))
             bad = np.abs(z) > 2.0
             while bad.any():  # redraw samples outside two standard deviations
                 z[bad] = gen.standard_normal(int(bad.sum()))

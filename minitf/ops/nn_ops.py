@@ -90,3 +90,87 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
                      [TensorShape([batch]), x.shape], name=scope,
                      attrs={"T": x.dtype.base_dtype, "Tlabels": y.dtype.base_dtype})
     return op.outputs[0]
+
+
+# -- built from other ops, as TensorFlow builds them ------------------------------------------
+def l2_loss(t, name=None):
+    """``sum(t ** 2) / 2``: half the squared L2 norm (weight decay's penalty)."""
+    with name_scope(name, "L2Loss", [t]) as scope:
+        t = convert_to_tensor(t, name="t")
+        _check_dtype("L2Loss", t, _FLOAT_TYPES, arg="t")
+        return math_ops.multiply(math_ops.reduce_sum(math_ops.square(t)), 0.5, name=scope)
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """``value + bias`` with ``bias`` a vector over the last dimension of ``value``."""
+    with name_scope(name, "BiasAdd", [value, bias]) as scope:
+        value = convert_to_tensor(value, name="input")
+        bias = convert_to_tensor(bias, dtype=value.dtype, name="bias")
+        if bias.shape.ndims is not None and bias.shape.ndims != 1:
+            raise ValueError("Shape must be rank 1 but is rank %d for '{{node %s}}'"
+                             % (bias.shape.ndims, scope[:-1]))
+        if value.shape.ndims is not None and value.shape.ndims < 2:
+            raise ValueError("Shape must be at least rank 2 but is rank %d for '{{node %s}}'"
+                             % (value.shape.ndims, scope[:-1]))
+        last, n = value.shape[-1].value if value.shape.ndims else None, \
+            bias.shape[0].value if bias.shape.ndims else None
+        if last is not None and n is not None and last != n:
+            raise ValueError("Dimensions must be equal, but are %d and %d for '{{node %s}}'"
+                             % (last, n, scope[:-1]))
+        return math_ops.add(value, bias, name=scope)
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """``max(alpha * x, x)``: a ReLU that lets a little of the negative side through."""
+    with name_scope(name, "LeakyRelu", [features]) as scope:
+        x = convert_to_tensor(features, name="features")
+        return math_ops.maximum(math_ops.multiply(x, alpha), x, name=scope)
+
+
+def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, name=None):
+    """Per element, ``-z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))``, computed as
+    ``max(x, 0) - x * z + log(1 + exp(-|x|))`` so that it never overflows."""
+    if _sentinel is not None or labels is None or logits is None:
+        raise ValueError("Only call `sigmoid_cross_entropy_with_logits` with named "
+                         "arguments (labels=..., logits=..., ...).")
+    with name_scope(name, "logistic_loss", [logits, labels]) as scope:
+        x = convert_to_tensor(logits, name="logits")
+        z = convert_to_tensor(labels, dtype=x.dtype, name="labels")
+        if not x.shape.is_compatible_with(z.shape):
+            raise ValueError("logits and labels must have the same shape (%s vs %s)"
+                             % (x.shape, z.shape))
+        relu_logits = math_ops.maximum(x, 0.0)
+        log_term = math_ops.log(1.0 + math_ops.exp(math_ops.negative(math_ops.abs(x))))
+        return math_ops.add(relu_logits - x * z, log_term, name=scope)
+
+
+def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
+    """Zero each element with probability ``rate`` (or ``1 - keep_prob``) and scale
+    the kept ones by ``1 / (1 - rate)``, so the expected sum is unchanged.
+
+    ``keep_prob`` may be a placeholder: feed 0.5 while training, 1.0 to evaluate.
+    A fresh mask is drawn every step (a ``RandomUniform`` op over ``tf.shape(x)``).
+    """
+    from minitf.ops import array_ops, random_ops
+    with name_scope(name, "dropout", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        if rate is None:
+            if keep_prob is None:
+                raise ValueError("Either keep_prob or rate must be given.")
+            if isinstance(keep_prob, (int, float)):
+                rate = 1.0 - keep_prob
+            else:
+                rate = math_ops.subtract(1.0, convert_to_tensor(keep_prob, dtype=x.dtype),
+                                         name="rate")
+        if isinstance(rate, (int, float)):
+            if not 0 <= rate < 1:
+                raise ValueError("rate must be a scalar tensor or a float in the range [0, "
+                                 "1), got %g" % rate)
+            if rate == 0:
+                return array_ops.identity(x, name=scope)
+        rate = convert_to_tensor(rate, dtype=x.dtype, name="rate")
+        shape = noise_shape if noise_shape is not None else array_ops.shape(x)
+        random = random_ops.random_uniform(shape, seed=seed, dtype=x.dtype)
+        keep = math_ops.cast(math_ops.greater_equal(random, rate), x.dtype)
+        scale = math_ops.truediv(1.0, math_ops.subtract(1.0, rate))
+        return math_ops.multiply(x * scale, keep, name=scope)

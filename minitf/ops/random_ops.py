@@ -22,7 +22,7 @@ above are the same.
 from minitf.framework import dtypes
 from minitf.framework.graph import get_default_graph
 from minitf.framework.tensor_shape import TensorShape
-from minitf.ops.array_ops import _static_ints
+from minitf.ops.array_ops import _run_time_shape, _static_ints
 from minitf.ops.core import make_op, name_scope
 
 DEFAULT_GRAPH_SEED = 87654321
@@ -59,11 +59,15 @@ def _random(op_type, shape, dtype, seed, name, attrs):
     if not dtype.is_floating and op_type != "RandomUniformInt":
         raise ValueError("Invalid dtype %s for %s: a float type is needed."
                          % (dtype.name, op_type))
-    dims = _static_ints(shape, "shape")
     with name_scope(name, op_type, []) as scope:
+        # A shape computed in the graph (tf.shape(x)) becomes the op's input;
+        # a static one is kept in the op's output shape.
+        run_time = _run_time_shape(shape, "shape")
+        inputs, out = ([run_time[0]], TensorShape(run_time[1])) if run_time is not None \
+            else ([], TensorShape(_static_ints(shape, "shape")))
         seed1, seed2 = get_seed(seed)
         attrs = dict(attrs, dtype=dtype, T=dtype, seed=seed1 or 0, seed2=seed2 or 0)
-        op = make_op(op_type, [], [dtype], [TensorShape(dims)], name=scope, attrs=attrs,
+        op = make_op(op_type, inputs, [dtype], [out], name=scope, attrs=attrs,
                      graph=get_default_graph())
     return op.outputs[0]
 
