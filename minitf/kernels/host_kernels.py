@@ -317,3 +317,60 @@ def _random(op, device):
             return [(mean + std * z).astype(dt)]
     return compute
 
+
+
+@register("OneHot", ALL_DEVICES)
+def _one_hot(op, device):
+    axis = op.get_attr("axis")
+
+    def compute(ctx, inputs):
+        indices, depth, on, off = inputs
+        depth = int(depth)
+        if depth < 0:
+            raise errors.InvalidArgumentError(
+                None, None, "depth must be non-negative, got: %d" % depth)
+        idx = np.asarray(indices).astype(np.int64)
+        hot = idx[..., None] == np.arange(depth)        # out-of-range: all off
+        out = np.where(hot, on, off).astype(np.asarray(on).dtype)
+        return [out if axis == -1 else np.moveaxis(out, -1, axis)]
+    return compute
+
+
+@register("Tile", ALL_DEVICES)
+def _tile(op, device):
+    def compute(ctx, inputs):
+        x, reps = inputs
+        reps = [int(r) for r in reps]
+        if len(reps) != x.ndim:
+            raise errors.InvalidArgumentError(
+                None, None, "Expected multiples argument to be a vector of length %d but "
+                "got length %d" % (x.ndim, len(reps)))
+        return [np.tile(x, reps)]
+    return compute
+
+
+@register(("Split", "SplitV"), ALL_DEVICES)
+def _split(op, device):
+    axis, sizes, equal = op.get_attr("axis"), op.get_attr("sizes"), op.type == "Split"
+
+    def compute(ctx, inputs):
+        x = inputs[0]
+        n = x.shape[axis]
+        if equal:
+            if n % len(sizes):
+                raise errors.InvalidArgumentError(
+                    None, None, "Number of ways to split should evenly divide the split "
+                    "dimension, but got split_dim %d (size = %d) and num_split %d"
+                    % (axis, n, len(sizes)))
+            bounds = [n // len(sizes) * i for i in range(1, len(sizes))]
+        else:
+            known = [s for s in sizes if s != -1]
+            resolved = [s if s != -1 else n - sum(known) for s in sizes]
+            if sum(resolved) != n or min(resolved) < 0:
+                raise errors.InvalidArgumentError(
+                    None, None, "Determined shape must either match input shape along "
+                    "split_dim exactly if fully specified, or be less than the size of the "
+                    "input along split_dim if not fully specified.  Got: %d" % sum(known))
+            bounds = np.cumsum(resolved)[:-1].tolist()
+        return [np.ascontiguousarray(p) for p in np.split(x, bounds, axis=axis)]
+    return compute

@@ -459,3 +459,99 @@ def _getitem(tensor, key):
 
 
 Tensor.__getitem__ = _getitem
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """``indices`` as one-hot vectors of length ``depth`` along a new last axis
+    (or ``axis``): ``one_hot([2, 0], 3)`` is ``[[0, 0, 1], [1, 0, 0]]``. An index
+    outside ``[0, depth)`` gives an all-``off_value`` vector, as in TF."""
+    with name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        indices = convert_to_tensor(indices, name="indices")
+        if indices.dtype.base_dtype not in (dtypes.uint8, dtypes.int32, dtypes.int64):
+            raise TypeError("Value passed to parameter 'indices' has DataType %s not in list "
+                            "of allowed values: uint8, int32, int64" % indices.dtype.name)
+        given = [v for v in (on_value, off_value) if v is not None]
+        dt = dtypes.as_dtype(dtype).base_dtype if dtype is not None else (
+            convert_to_tensor(given[0]).dtype.base_dtype if given else dtypes.float32)
+        on = convert_to_tensor(1 if on_value is None else on_value, dtype=dt, name="on_value")
+        off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt,
+                                name="off_value")
+        depth_t = convert_to_tensor(depth, dtype=dtypes.int32, name="depth")
+        d = int(depth_t.op.get_attr("value")) if depth_t.op.type == "Const" else None
+        axis = -1 if axis is None else int(axis)
+        if indices.shape.ndims is not None:
+            dims = indices.shape.as_list()
+            if not -1 <= axis <= len(dims):
+                raise ValueError("Expected axis to be -1 or between [0, %d).  But received: "
+                                 "%d for '{{node %s}}'" % (len(dims) + 1, axis, scope[:-1]))
+            dims.insert(len(dims) if axis == -1 else axis, d)
+            shape = TensorShape(dims)
+        else:
+            shape = TensorShape(None)
+        op = make_op("OneHot", [indices, depth_t, on, off], [dt], [shape], name=scope,
+                     attrs={"T": dt, "TI": indices.dtype.base_dtype, "axis": axis})
+    return op.outputs[0]
+
+
+def tile(input, multiples, name=None):  # noqa: A002
+    """``input`` repeated ``multiples[i]`` times along each axis ``i``."""
+    with name_scope(name, "Tile", [input]) as scope:
+        x = convert_to_tensor(input, name="input")
+        reps = _static_ints(multiples, "multiples")
+        if x.shape.ndims is not None and len(reps) != x.shape.ndims:
+            raise ValueError("Shape must be rank %d but is rank %d for '{{node %s}} = Tile["
+                             "T=%s, Tmultiples=DT_INT32]' with input shapes: %s, [%d]."
+                             % (x.shape.ndims, len(reps), scope[:-1], dt_enum_name(x.dtype),
+                                shape_str(x.shape), len(reps)))
+        if any(r < 0 for r in reps):
+            raise ValueError("Expected multiples[i] >= 0, but got %s" % reps)
+        shape = TensorShape(None) if x.shape.ndims is None else TensorShape(
+            [None if d is None else d * r for d, r in zip(x.shape.as_list(), reps)])
+        reps_t = constant(np.array(reps, dtype=np.int32), name="multiples")
+        op = make_op("Tile", [x, reps_t], [x.dtype.base_dtype], [shape], name=scope,
+                     attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name="split"):
+    """``value`` cut along ``axis`` into ``num_or_size_splits`` equal parts, or
+    into parts of the listed sizes (one size may be -1: the rest)."""
+    with name_scope(name, "split", [value]) as scope:
+        x = convert_to_tensor(value, name="value")
+        axis = _static_ints(axis, "axis")[0]
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError("minitf's split needs the rank of %s" % x.name)
+        if not -rank <= axis < rank:
+            raise ValueError("axis = %d not in [%d, %d)" % (axis, -rank, rank))
+        axis %= rank
+        n = x.shape[axis].value
+        if isinstance(num_or_size_splits, int):
+            parts = num_or_size_splits
+            if n is not None and (parts <= 0 or n % parts):
+                raise ValueError("Dimension size must be evenly divisible by %d but is %d\n"
+                                 "\tNumber of ways to split should evenly divide the split "
+                                 "dimension for '{{node %s}}'" % (parts, n, scope[:-1]))
+            sizes = [None if n is None else n // parts] * parts
+        else:
+            sizes = _static_ints(num_or_size_splits, "num_or_size_splits")
+            if sizes.count(-1) > 1:
+                raise ValueError("Cannot infer more than one split size")
+            if -1 in sizes and n is not None:
+                sizes[sizes.index(-1)] = n - sum(s for s in sizes if s != -1)
+            if n is not None and (sum(sizes) != n or min(sizes) < 0):
+                raise ValueError("can't split axis of size %d into pieces of size [%s] for "
+                                 "'{{node %s}}'" % (n, ",".join(str(v) for v in
+                                                              _static_ints(num_or_size_splits,
+                                                                           "sizes")),
+                                                    scope[:-1]))
+        dims = x.shape.as_list()
+        shapes = [TensorShape(dims[:axis] + [None if s in (None, -1) else s]
+                              + dims[axis + 1:]) for s in sizes]
+        equal = isinstance(num_or_size_splits, int)
+        op = make_op("Split" if equal else "SplitV", [x], [x.dtype.base_dtype] * len(sizes),
+                     shapes, name=scope,
+                     attrs={"T": x.dtype.base_dtype, "axis": axis,
+                            "sizes": [-1 if s is None else s for s in sizes],
+                            "num_split": len(sizes)})
+    return list(op.outputs)

@@ -25,7 +25,7 @@ for _t in ("Const", "Placeholder", "VariableV2", "Shape", "Size", "Rank", "Zeros
            "Where", "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
            "RandomUniformInt", "StopGradient", "FloorDiv", "FloorMod", "Floor", "Ceil",
            "Round", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized", "NoOp",
-           "All", "Any"):
+           "All", "Any", "OneHot"):
     NotDifferentiable(_t)
 
 register_op("SumToShape")
@@ -271,6 +271,32 @@ def _unpack_grad(op, *grads):
     grads = [g if g is not None else array_ops.zeros_like(t)
              for g, t in zip(grads, op.outputs)]
     return [array_ops.stack(grads, axis=op.get_attr("axis"))]
+
+
+@RegisterGradient("Tile")
+def _tile_grad(op, grad):
+    """Each input element was copied into prod(multiples) places: sum them.
+
+    ``grad`` has shape ``[m0*d0, m1*d1, ...]``; reshaped to ``[m0, d0, m1, d1,
+    ...]`` the copies of one element lie along the ``m`` axes, summed away.
+    """
+    x = op.inputs[0]
+    dims = _static(x.shape)
+    if dims is None or None in dims:
+        raise LookupError("minitf needs the static shape of %s to differentiate %s"
+                          % (x.name, op.name))
+    reps = [int(r) for r in np.asarray(op.inputs[1].op.get_attr("value")).reshape(-1)]
+    interleaved = [v for pair in zip(reps, dims) for v in pair]
+    split = array_ops.reshape(grad, interleaved)
+    return math_ops.reduce_sum(split, list(range(0, 2 * len(dims), 2))), None
+
+
+@RegisterGradient("SplitV")
+@RegisterGradient("Split")
+def _split_grad(op, *grads):
+    grads = [g if g is not None else array_ops.zeros_like(t)
+             for g, t in zip(grads, op.outputs)]
+    return [array_ops.concat(grads, op.get_attr("axis"))]
 
 
 @RegisterGradient("ConcatV2")

@@ -67,3 +67,32 @@ def test_exponential_decay_follows_the_global_step_during_training():
                 sess.run(train)
             assert float(sess.run(w)) == pytest.approx(sum(rates))
     assert rates == [1.0, 1.0, 0.5, 0.5, 0.25]
+
+
+def test_split_of_a_size_known_only_at_run_time_checks_it_then():
+    with tf.Graph().as_default():
+        v = tf.placeholder(tf.float32, [None])
+        parts = tf.split(v, 3)
+        assert [p.shape.as_list() for p in parts] == [[None]] * 3
+        with tf.Session() as sess:
+            assert [p.tolist() for p in sess.run(parts, {v: np.arange(6.0)})] == \
+                [[0, 1], [2, 3], [4, 5]]
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="Number of ways to split should evenly divide the split "
+                                     "dimension, but got split_dim 0 \\(size = 7\\)"):
+                sess.run(parts, {v: np.arange(7.0)})
+
+
+def test_new_ops_run_on_a_server_with_their_attributes_shipped():
+    from minitf.distributed.launcher import LocalCluster
+    with tf.Graph().as_default():
+        labels = tf.placeholder(tf.int64, [None])
+        hot = tf.one_hot(labels, 3, axis=0)
+        first, rest = tf.split(tf.tile(tf.constant([[1, 2]]), [2, 2]), [1, -1], axis=1)
+        noisy = tf.nn.dropout(tf.ones([4, 100]), rate=0.5)
+        with LocalCluster({"local": 1}, echo=False) as cluster:
+            with tf.Session(cluster.target("local", 0)) as sess:
+                h, f, r, n = sess.run([hot, first, rest, noisy], {labels: [2, 0]})
+    assert h.tolist() == [[0, 1], [0, 0], [1, 0]]
+    assert f.tolist() == [[1], [1]] and r.tolist() == [[2, 1, 2], [2, 1, 2]]
+    assert set(np.unique(n)) <= {0.0, 2.0} and 0.3 < (n > 0).mean() < 0.7
