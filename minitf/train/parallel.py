@@ -22,6 +22,7 @@ from minitf.framework.graph import get_default_graph
 from minitf.ops import array_ops, math_ops, nn_ops
 from minitf.ops.core import name_scope
 from minitf.ops.control_flow_ops import group
+from minitf.ops.variable_scope import variable_scope
 
 
 def average_gradients(tower_grads):
@@ -88,14 +89,15 @@ def split_mlp(x, layer_sizes, devices, activation=None, seed=0):
 def independent_models(build_train_op, configs, devices):
     """One model per config, model ``i`` pinned to ``devices[i % n]``.
 
-    ``build_train_op(config, index)`` builds one model in its own name scope
-    and returns ``(train_op, loss)``. Returns ``(group of all train ops,
+    ``build_train_op(config, index)`` builds one model in its own variable
+    scope ``model_i`` (so two models may name their layers alike; see
+    ``tf.variable_scope``) and returns ``(train_op, loss)``. Returns ``(group of all train ops,
     [loss per model])``: running the group steps every model at once.
     """
     graph = get_default_graph()
     train_ops, losses = [], []
     for i, config in enumerate(configs):
-        with graph.device(devices[i % len(devices)]), name_scope("model_%d" % i):
+        with graph.device(devices[i % len(devices)]), variable_scope("model_%d" % i):
             train_op, loss = build_train_op(config, i)
         train_ops.append(train_op)
         losses.append(loss)
