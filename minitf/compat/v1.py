@@ -34,6 +34,7 @@ from minitf.ops import math_ops as _math_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
 from minitf.ops import clip_ops as _clip_ops
+from minitf.ops import debug_ops as _debug_ops
 from minitf.ops import init_ops as _init_ops
 from minitf.ops import variable_scope as _variable_scope
 from minitf.ops import variables as _variables
@@ -117,6 +118,8 @@ reduce_min = _math_ops.reduce_min
 reduce_prod = _math_ops.reduce_prod
 reduce_all = _math_ops.reduce_all
 reduce_any = _math_ops.reduce_any
+reduce_logsumexp = _math_ops.reduce_logsumexp
+count_nonzero = _math_ops.count_nonzero
 argmax = _math_ops.argmax
 argmin = _math_ops.argmin
 
@@ -146,6 +149,12 @@ initialize_all_variables = _variables.initialize_all_variables
 local_variables_initializer = _variables.local_variables_initializer
 initialize_local_variables = _variables.initialize_local_variables
 report_uninitialized_variables = _variables.report_uninitialized_variables
+
+Print = _debug_ops.Print
+check_numerics = _debug_ops.check_numerics
+is_nan = _debug_ops.is_nan
+is_inf = _debug_ops.is_inf
+is_finite = _debug_ops.is_finite
 
 clip_by_value = _clip_ops.clip_by_value
 clip_by_norm = _clip_ops.clip_by_norm

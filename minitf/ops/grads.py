@@ -25,7 +25,7 @@ for _t in ("Const", "Placeholder", "VariableV2", "Shape", "Size", "Rank", "Zeros
            "Where", "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
            "RandomUniformInt", "StopGradient", "FloorDiv", "FloorMod", "Floor", "Ceil",
            "Round", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized", "NoOp",
-           "All", "Any", "OneHot"):
+           "All", "Any", "OneHot", "IsNan", "IsInf", "IsFinite"):
     NotDifferentiable(_t)
 
 register_op("SumToShape")
@@ -289,6 +289,16 @@ def _tile_grad(op, grad):
     interleaved = [v for pair in zip(reps, dims) for v in pair]
     split = array_ops.reshape(grad, interleaved)
     return math_ops.reduce_sum(split, list(range(0, 2 * len(dims), 2))), None
+
+
+@RegisterGradient("Print")
+def _print_grad(op, grad):
+    return [grad] + [None] * (len(op.inputs) - 1)
+
+
+@RegisterGradient("CheckNumerics")
+def _check_numerics_grad(op, grad):
+    return [grad]
 
 
 @RegisterGradient("SplitV")

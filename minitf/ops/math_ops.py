@@ -466,3 +466,38 @@ Tensor.__lt__ = lambda self, other: less(self, other)
 Tensor.__le__ = lambda self, other: less_equal(self, other)
 Tensor.__gt__ = lambda self, other: greater(self, other)
 Tensor.__ge__ = lambda self, other: greater_equal(self, other)
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None,
+                     reduction_indices=None, keep_dims=None):
+    """``log(sum(exp(x)))`` over ``axis``, computed as TF does so that it never
+    overflows: the max is subtracted first and added back (and a row that is
+    all ``-inf`` gives ``-inf``, not NaN)."""
+    from minitf.ops import array_ops
+    from minitf.ops.debug_ops import is_finite
+    if keep_dims is not None:
+        keepdims = keep_dims
+    axis = axis if axis is not None else reduction_indices
+    with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor, name="input_tensor")
+        raw_max = reduce_max(x, axis, keepdims=True)
+        my_max = array_ops.stop_gradient(
+            array_ops.where(is_finite(raw_max), raw_max, array_ops.zeros_like(raw_max)))
+        result = log(reduce_sum(exp(subtract(x, my_max)), axis, keepdims=keepdims))
+        if not keepdims:
+            my_max = array_ops.reshape(my_max, array_ops.shape(result))
+        return add(result, my_max, name=scope)
+
+
+def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
+                  reduction_indices=None, keep_dims=None, input=None):  # noqa: A002
+    """How many elements along ``axis`` are not zero (or not empty strings)."""
+    input_tensor = input_tensor if input_tensor is not None else input
+    keepdims = bool(keepdims if keepdims is not None else keep_dims)
+    axis = axis if axis is not None else reduction_indices
+    from minitf.ops.core import constant
+    with name_scope(name, "count_nonzero", [input_tensor]):
+        x = convert_to_tensor(input_tensor, name="input")
+        zero = constant("" if x.dtype.base_dtype == dtypes.string else 0, dtype=x.dtype)
+        nonzero = cast(not_equal(x, zero), dtypes.int64)
+        return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype)
