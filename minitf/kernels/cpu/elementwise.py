@@ -49,9 +49,10 @@ def rsqrt(x):
     return 1.0 / math.sqrt(x)
 
 
-# Exp, Log, Tanh and Sigmoid come from :mod:`.vector_math`: the same
-# arithmetic as its vectorized array kernel, so that a result never depends on
-# whether an input was big enough for that kernel.
+# Exp, Log, Tanh and Sigmoid: the front (cpu/__init__.py) runs these ops with
+# vector_math's array kernel, whose loop vectorizes, not with a ufunc. The
+# scalar versions below are that same arithmetic, for anyone who builds a
+# ufunc or a loop of their own from this table.
 
 def exp(x):
     return vector_math.exp(x)

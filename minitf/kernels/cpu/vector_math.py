@@ -31,8 +31,8 @@ Each function exists as ``exp_f32``/``exp_f64`` and so on: Numba
 ``inline="always"`` functions that a loop calls directly, so that the whole
 computation lands in the loop body, where LLVM vectorizes it.
 :func:`map_kernel` is that loop for the Exp/Log/Tanh/Sigmoid ops; the fused
-kernels (minitf/runtime/fusion.py) call the same functions, so fused and
-unfused runs compute the same thing. The plain names :func:`exp`,
+kernels (minitf/runtime/fusion.py) and the softmax kernels (``nn.py``) call
+the same functions, so fused and unfused runs compute the same thing. The plain names :func:`exp`,
 :func:`log`, :func:`tanh`, :func:`sigmoid` are numpy's for Python callers,
 and pick the float32 or float64 version (not inlined) in Numba code.
 Nothing here compiles at import.
