@@ -129,6 +129,7 @@ truncated_normal = _random_ops.truncated_normal
 set_random_seed = _random_ops.set_random_seed
 
 no_op = _control_flow_ops.no_op
+cond = _control_flow_ops.cond
 group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
 

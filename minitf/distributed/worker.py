@@ -26,6 +26,7 @@ from minitf.framework import errors
 from minitf.framework.graph import Graph
 from minitf.kernels.registry import register
 from minitf.ops.op_def import register_op
+from minitf.runtime.deadness import DEAD
 from minitf.runtime.config import Transfer
 from minitf.runtime.executor import Plan, StepState, Trace
 from minitf.runtime.resource_manager import ResourceManager
@@ -33,7 +34,7 @@ from minitf.distributed import graph_def
 from minitf.distributed.rpc import deadline_from_ms, remaining_ms
 
 register_op("_Recv", blocking=True)
-register_op("_Send")
+register_op("_Send", dead_when="pass")   # a dead value is sent as a "dead" marker
 register_op("_Arg")
 
 _POLL = 0.05  # seconds between checks of cancellation while waiting
@@ -124,11 +125,11 @@ def _recv_kernel(op, device):
             channel = env.channel(send_task)
             header = {"op": "RecvTensor", "step": step.step_id, "key": key,
                       "deadline_ms": remaining_ms(step.deadline)}
-            _, tensors = channel.call(header, deadline=step.deadline,
-                                      what="tensor %s from %s" % (tensor_name, send_task))
-            value = tensors[0]
+            reply, tensors = channel.call(header, deadline=step.deadline,
+                                          what="tensor %s from %s" % (tensor_name, send_task))
+            value = DEAD if reply.get("dead") else tensors[0]
         trace = step.extra.get("trace")
-        if trace is not None and not aux:
+        if trace is not None and not aux and value is not DEAD:
             wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
             if orig_itemsize is not None:  # compressed: bytes before and on the wire
                 nbytes = value.size * orig_itemsize
@@ -346,6 +347,8 @@ class WorkerService:
             return {"stats": stats}, values
         if op == "RecvTensor":
             value = self.recv_tensor(header["step"], header["key"], deadline)
+            if value is DEAD:              # the sender's side of a tf.cond did not run
+                return {"dead": True}, []
             return {}, [value]
         if op == "AbortStep":
             self.abort_step(header["step"], header.get("message", "step aborted"))

@@ -278,6 +278,15 @@ class Graph:
     def _name_stack(self):
         return getattr(self._thread_local, "name_stack", "")
 
+    @property
+    def _cond_context(self):
+        """The branch of a ``tf.cond`` being built in this thread, or None."""
+        return getattr(self._thread_local, "cond_context", None)
+
+    @_cond_context.setter
+    def _cond_context(self, value):
+        self._thread_local.cond_context = value
+
     @_name_stack.setter
     def _name_stack(self, value):
         self._thread_local.name_stack = value
@@ -516,7 +525,14 @@ class Graph:
     def create_op(self, op_type, inputs, output_dtypes, output_shapes, name=None,
                   attrs=None, device=None):
         """Add an op. Applies the current name, device, control-dependency,
-        colocation and container scopes. Returns the new :class:`Operation`."""
+        colocation and container scopes. Returns the new :class:`Operation`.
+
+        Inside a branch of ``tf.cond`` the branch's context first routes each
+        input made outside the branch through a ``Switch`` (control_flow_ops)."""
+        cond = self._cond_context
+        branch_controls = []
+        if cond is not None:
+            inputs, branch_controls = cond.enter(inputs)
         with self._lock:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
@@ -537,7 +553,7 @@ class Graph:
             for c in self._colocation_stack:
                 colocation.update(x.decode() for x in c.colocation_groups())
             op = Operation(self, op_type, name, inputs, output_dtypes, output_shapes,
-                           attrs, self._current_control_inputs(inputs), "",
+                           attrs, self._current_control_inputs(inputs) + branch_controls, "",
                            sorted(colocation))
             self._apply_device_scopes(op)
             for c in reversed(self._colocation_stack):
@@ -548,6 +564,8 @@ class Graph:
                 op._set_device(device)
             self._nodes_by_name[name] = op
             self._nodes_by_id.append(op)
+            if cond is not None:
+                cond.ops.add(op)
             for level in self._control_stack:
                 level.seen.add(op)
             for t in inputs:

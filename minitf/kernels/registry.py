@@ -95,6 +95,7 @@ def _load_kernel_modules():
                                 queue_kernels, training_kernels)
     from minitf.kernels import accumulator_kernels, compression_kernels  # noqa: F401
     from minitf.kernels import data_kernels, debug_kernels, io_kernels  # noqa: F401
+    from minitf.kernels import control_flow_kernels  # noqa: F401
     from minitf.distributed import worker  # noqa: F401  (_Send/_Recv kernels)
     # Last: the GPU table wraps what the modules above registered for GPUs.
     from minitf.kernels import gpu_kernels

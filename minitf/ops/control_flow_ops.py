@@ -1,7 +1,11 @@
-"""Ops that only order other ops: ``no_op``, ``group``, ``tuple``."""
+"""Ops that order other ops (``no_op``, ``group``, ``tuple``) and ``tf.cond``."""
 
-from minitf.framework.graph import as_operation, get_default_graph
-from minitf.ops.core import make_op
+from minitf.framework import dtypes
+from minitf.framework.graph import Operation, Tensor, as_operation, get_default_graph
+from minitf.framework.tensor_shape import TensorShape
+from minitf.ops.core import convert_to_tensor, make_op, name_scope
+from minitf.ops.op_def import register_op
+from minitf.runtime.deadness import ALL
 
 
 def no_op(name=None):
@@ -44,3 +48,153 @@ def tuple_(tensors, name=None, control_inputs=None):
         for t in tensors:
             out.append(None if t is None else identity(t))
     return out
+
+
+# -- tf.cond ---------------------------------------------------------------------------------
+# How a cond is built (TensorFlow 1.x's design, see runtime/deadness.py for how it runs):
+#
+#   pred ──► Switch(pred, pred) ──► switch_t, switch_f     (the two "pivots")
+#   x (made outside) ──► Switch(x, pred) ──► x_f, x_t      (one per value a branch reads)
+#   true_fn() builds on x_t, false_fn() on x_f; ops with no inputs wait on their pivot
+#   Merge([false result, true result]) ──► the result of whichever branch ran
+#
+# Only one output of each Switch is alive in a step, so only one branch runs.
+
+register_op("Switch")
+register_op("RefSwitch", ref_inputs=(0,))     # passes a variable itself (for assign)
+register_op("Merge", dead_when=ALL)           # alive when any input is
+register_op("RefMerge", ref_inputs=(0, 1), dead_when=ALL)   # of two variables (assigns)
+
+
+def _switch(data, pred, name=None):
+    """``(output_false, output_true)``: ``data`` on the side ``pred`` picks."""
+    op_type = "RefSwitch" if data.dtype.is_ref_dtype else "Switch"
+    dt = data.dtype if data.dtype.is_ref_dtype else data.dtype.base_dtype
+    op = make_op(op_type, [data, pred], [dt, dt], [data.shape, data.shape],
+                 name=name or op_type, attrs={"T": data.dtype.base_dtype})
+    return op.outputs[0], op.outputs[1]
+
+
+def merge(inputs, name=None):
+    """``(output, value_index)``: the one input that is alive, and which one."""
+    inputs = [convert_to_tensor(t) for t in inputs]
+    dt = inputs[0].dtype.base_dtype
+    shape = inputs[0].shape
+    for t in inputs[1:]:
+        if t.dtype.base_dtype != dt:
+            raise TypeError("Merge inputs must have one dtype, got %s and %s"
+                            % (dt.name, t.dtype.name))
+        shape = _common_shape(shape, t.shape)
+    refs = len(inputs) == 2 and all(t.dtype.is_ref_dtype for t in inputs)
+    op = make_op("RefMerge" if refs else "Merge", inputs,
+                 [inputs[0].dtype if refs else dt, dtypes.int32], [shape, TensorShape([])],
+                 name=name or "Merge", attrs={"T": dt, "N": len(inputs)})
+    return op.outputs[0], op.outputs[1]
+
+
+def _common_shape(a, b):
+    """What two branches' shapes have in common: unknown where they differ."""
+    if a.ndims is None or b.ndims is None or a.ndims != b.ndims:
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
+
+
+class _CondContext:
+    """One branch being built: routes outside values through Switch ops."""
+
+    def __init__(self, pred, pivot, branch, outer):
+        self.pred, self.pivot, self.branch, self.outer = pred, pivot, branch, outer
+        self.ops = set()
+        self.captured = {}
+
+    def enter(self, inputs):
+        """``(inputs, extra control inputs)`` for an op created in this branch."""
+        inputs = [self.capture(t) for t in inputs]
+        return inputs, ([] if inputs else [self.pivot.op])
+
+    def capture(self, t):
+        if t.op in self.ops or t.op is self.pivot.op:
+            return t
+        found = self.captured.get(t)
+        if found is None:
+            graph = t.graph
+            # Made in the enclosing context (so an outer cond captures it in turn).
+            graph._cond_context = self.outer
+            try:
+                found = _switch(t, self.pred)[self.branch]
+            finally:
+                graph._cond_context = self
+            self.captured[t] = found
+        return found
+
+
+def _flatten(value):
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flatten(v)]
+    return [value]
+
+
+def _pack_as(structure, flat):
+    flat = list(flat)
+
+    def build(v):
+        if isinstance(v, (list, tuple)):
+            return type(v)(build(x) for x in v)
+        return flat.pop(0)
+    return build(structure)
+
+
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
+    """``true_fn()`` if ``pred`` else ``false_fn()``, decided when the step runs.
+
+    Both functions are called once, now, to build their branch; in each step
+    only the ops of the branch ``pred`` chose run (side effects included).
+    They must return the same structure of tensors (a tensor, a list or a
+    tuple). The result is differentiable: gradients flow through the branch
+    that ran.
+    """
+    true_fn = true_fn if true_fn is not None else fn1
+    false_fn = false_fn if false_fn is not None else fn2
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("true_fn and false_fn must be callable.")
+    graph = get_default_graph()
+    with name_scope(name, "cond", [pred]):
+        pred = convert_to_tensor(pred)
+        if pred.dtype.base_dtype != dtypes.bool or (pred.shape.ndims not in (None, 0)):
+            raise TypeError("pred must be a scalar bool tensor, got %s of shape %s"
+                            % (pred.dtype.name, pred.shape))
+        from minitf.ops.array_ops import identity
+        p_false, p_true = _switch(pred, pred)
+        pivot_t = identity(p_true, name="switch_t")
+        pivots = (identity(p_false, name="switch_f"), pivot_t)
+        pred_id = identity(pred, name="pred_id")
+        outer = graph._cond_context
+        results = []
+        for branch, fn in ((1, true_fn), (0, false_fn)):
+            context = _CondContext(pred_id, pivots[branch], branch, outer)
+            graph._cond_context = context
+            try:
+                value = fn()
+                # A result made outside the branch passes through it (an Identity
+                # of its Switch), so that it too is dead when the branch is.
+                flat = [v if isinstance(v, Operation) or (isinstance(v, Tensor) and
+                                                          v.op in context.ops)
+                        else identity(convert_to_tensor(v)) for v in _flatten(value)]
+            finally:
+                graph._cond_context = outer
+            results.append((value, flat))
+        (true_value, true_flat), (false_value, false_flat) = results
+        if len(true_flat) != len(false_flat):
+            raise ValueError("true_fn and false_fn must return the same number of results, "
+                             "got %d and %d" % (len(true_flat), len(false_flat)))
+        merged = []
+        for f, t in zip(false_flat, true_flat):
+            if isinstance(f, Operation) or isinstance(t, Operation):
+                raise TypeError("minitf's tf.cond needs branches that return tensors; "
+                                "return a tensor that depends on the op instead.")
+            out, _ = merge([f, t])
+            out.op._cond_pred = pred_id
+            merged.append(out)
+    if not isinstance(true_value, (list, tuple)) and len(merged) == 1:
+        return merged[0]
+    return _pack_as(true_value, merged)

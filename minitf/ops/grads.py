@@ -25,7 +25,7 @@ for _t in ("Const", "Placeholder", "VariableV2", "Shape", "Size", "Rank", "Zeros
            "Where", "RandomUniform", "RandomStandardNormal", "TruncatedNormal",
            "RandomUniformInt", "StopGradient", "FloorDiv", "FloorMod", "Floor", "Ceil",
            "Round", "Assign", "AssignAdd", "AssignSub", "IsVariableInitialized", "NoOp",
-           "All", "Any", "OneHot", "IsNan", "IsInf", "IsFinite"):
+           "All", "Any", "OneHot", "IsNan", "IsInf", "IsFinite", "RefSwitch"):
     NotDifferentiable(_t)
 
 register_op("SumToShape")
@@ -289,6 +289,33 @@ def _tile_grad(op, grad):
     interleaved = [v for pair in zip(reps, dims) for v in pair]
     split = array_ops.reshape(grad, interleaved)
     return math_ops.reduce_sum(split, list(range(0, 2 * len(dims), 2))), None
+
+
+@RegisterGradient("RefMerge")
+@RegisterGradient("Merge")
+def _merge_grad(op, grad, _):
+    """The gradient goes back to the branch that ran: ``Switch(grad, pred)``."""
+    from minitf.ops.control_flow_ops import _switch
+    g_false, g_true = _switch(grad, op._cond_pred)
+    return [g_false, g_true]
+
+
+@RegisterGradient("Switch")
+def _switch_grad(op, g_false, g_true):
+    """A value a branch read from outside: its gradient is the branch's, merged.
+
+    The side that got no gradient (it did not use the value) contributes
+    zeros that are alive exactly when that side ran, so the Merge always has
+    one live input whichever way ``pred`` went.
+    """
+    from minitf.ops.control_flow_ops import merge
+    if g_false is None and g_true is None:
+        return None, None
+    if g_false is None:
+        g_false = array_ops.zeros_like(op.outputs[0])
+    if g_true is None:
+        g_true = array_ops.zeros_like(op.outputs[1])
+    return merge([g_false, g_true], name="cond_grad")[0], None
 
 
 @RegisterGradient("Print")

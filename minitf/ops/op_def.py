@@ -9,6 +9,10 @@
 * ``blocking``: the op may wait on something outside the step (a queue, a
   peer task); the executor runs it on its own thread so it cannot starve
   other ops, and the op must honour the step's cancellation and deadline.
+* ``dead_when``: when a dead input (the untaken side of a ``tf.cond``, see
+  runtime/deadness.py) makes the op dead instead of running it: ``"any"``
+  input dead (the default), ``"all"`` inputs dead (``Merge``), or never
+  (``"pass"``: ``_Send`` runs to pass the news on).
 """
 
 from dataclasses import dataclass
@@ -20,13 +24,14 @@ class OpDef:
     ref_inputs: tuple = ()
     stateful: bool = False
     blocking: bool = False
+    dead_when: str = "any"
 
 
 _OP_DEFS = {}
 
 
-def register_op(name, ref_inputs=(), stateful=False, blocking=False):
-    _OP_DEFS[name] = OpDef(name, tuple(ref_inputs), stateful, blocking)
+def register_op(name, ref_inputs=(), stateful=False, blocking=False, dead_when="any"):
+    _OP_DEFS[name] = OpDef(name, tuple(ref_inputs), stateful, blocking, dead_when)
 
 
 def get_op_def(name):

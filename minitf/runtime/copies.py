@@ -34,6 +34,7 @@ HOST_MEMORY_INPUTS = {
     "Any": (1,), "ArgMax": (1,), "ArgMin": (1,), "Reshape": (1,), "Transpose": (1,),
     "Fill": (0,), "ExpandDims": (1,), "Tile": (1,), "Slice": (1, 2),
     "StridedSlice": (1, 2, 3), "ConcatV2": (-1,), "BroadcastTo": (1,),
+    "Switch": (1,), "RefSwitch": (1,),
 }
 #: op types whose outputs stay on the host even on a GPU.
 HOST_MEMORY_OUTPUTS = frozenset(["Shape", "Size", "Rank", "ShapeN", "BroadcastGradientArgs"])

@@ -25,6 +25,9 @@ Running a plan then is a loop over ``steps``. Two ways:
 Errors from a kernel are re-raised with the op attached (``e.op``) and the
 node named at the end of the message, as TF does; the first error cancels
 the rest of the step.
+
+An op whose input is *dead* (the untaken branch of a ``tf.cond``, see
+``deadness.py``) is not run: its outputs are marked dead instead.
 """
 
 import queue
@@ -38,10 +41,12 @@ from minitf.kernels import registry
 from minitf.ops.op_def import get_op_def
 from minitf.runtime.config import (DeviceStepStats, NodeExecStats, NodeOutput,
                                    TensorDescription)
+from minitf.runtime.deadness import ALL, ANY, DEAD
 from minitf.runtime.resource_manager import VariableResource
 
 
 DEADLINE_GRACE = 1.0  # seconds
+_DEAD_SOURCES = frozenset(["Switch", "RefSwitch", "_Recv"])
 
 
 class StepState:
@@ -81,7 +86,8 @@ class _Step:
     charged to (None on a CPU or for host-memory outputs)."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out",
-                 "successors", "n_preds", "blocking", "members", "allocator")
+                 "successors", "n_preds", "blocking", "members", "allocator",
+                 "control_preds", "dead_when")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -96,6 +102,8 @@ class _Step:
         self.blocking = blocking
         self.members = None
         self.allocator = None
+        self.control_preds = ()
+        self.dead_when = get_op_def(op.type).dead_when
 
 
 def read_ref(value):
@@ -103,6 +111,16 @@ def read_ref(value):
     if isinstance(value, VariableResource):
         return value.read()
     return value
+
+
+def _fetched(values):
+    """The fetched values; a dead one (an untaken cond branch) is an error, as in TF."""
+    for i, v in enumerate(values):
+        if v is DEAD:
+            raise errors.InvalidArgumentError(
+                None, None, "Retval[%d] does not have value: it is on the branch of a "
+                "tf.cond that did not run this step" % i)
+    return [read_ref(v) for v in values]
 
 
 def annotate(exc, op):
@@ -186,15 +204,23 @@ class Plan:
                 index_of[op] = i
         for i, s in enumerate(self.steps):
             preds = {producer[j] for j in s.inputs if j in producer}
+            controls = set()
             for op in getattr(s, "members", None) or (s.op,):
-                preds.update(index_of[c] for c in getattr(op, "_control_inputs", ())
-                             if c in index_of)
+                controls.update(index_of[c] for c in getattr(op, "_control_inputs", ())
+                                if c in index_of)
+            controls.discard(i)
+            s.control_preds = tuple(sorted(controls))
+            preds |= controls
             preds.discard(i)
             s.n_preds = len(preds)
             for p in preds:
                 self.steps[p].successors.append(i)
         self.n_slots = n
         self.fetch_slots = fetch_slots
+        # Only a Switch makes dead values (and a _Recv may bring one from another
+        # task): plans without them skip the checks, which cost ~1 us per op.
+        self.may_be_dead = any(op.type in _DEAD_SOURCES for s in self.steps
+                               for op in (getattr(s, "members", None) or (s.op,)))
         self.devices = sorted({s.device.name for s in self.steps})
         self.contexts = contexts  # device name -> (ResourceManager, session_state)
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.steps)
@@ -217,7 +243,7 @@ class Plan:
                 self._run_inline(vals, step, trace)
             else:
                 self._run_dataflow(vals, step, trace)
-            return [read_ref(vals[i]) for i in self.fetch_slots]
+            return _fetched([vals[i] for i in self.fetch_slots])
         finally:
             if self.memory is not None:
                 step.extra["memory"].finish()
@@ -226,8 +252,14 @@ class Plan:
         resources, session_state = self.contexts[device.name]
         return KernelContext(resources, device, session_state, step)
 
-    def _run_one(self, s, vals, ctx, trace):
-        ins = [vals[i] for i in s.inputs]
+    def _run_one(self, i, vals, ctx, trace, dead):
+        s = self.steps[i]
+        ins = [vals[j] for j in s.inputs]
+        if self.may_be_dead and self._is_dead(s, ins, dead):
+            dead[i] = True
+            if s.n_out:
+                vals[s.out_base:s.out_base + s.n_out] = [DEAD] * s.n_out
+            return
         try:
             for j in s.deref:
                 value = ins[j]
@@ -253,12 +285,22 @@ class Plan:
         if s.n_out:
             vals[s.out_base:s.out_base + s.n_out] = outs
 
+    @staticmethod
+    def _is_dead(s, ins, dead):
+        """Whether step ``s`` is skipped this run: see deadness.py."""
+        if s.dead_when == ANY:
+            return any(v is DEAD for v in ins) or any(dead[p] for p in s.control_preds)
+        if s.dead_when == ALL:
+            return all(v is DEAD for v in ins) or any(dead[p] for p in s.control_preds)
+        return False
+
     def _run_inline(self, vals, step, trace):
         ctx = self._context(self.steps[0].device, step) if self.steps else None
         run_one = self._run_one
         deadline = step.deadline
-        for s in self.steps:
-            run_one(s, vals, ctx, trace)
+        dead = [False] * len(self.steps)
+        for i, s in enumerate(self.steps):
+            run_one(i, vals, ctx, trace, dead)
             if step.cancelled.is_set():
                 raise errors.CancelledError(None, None, "Step was cancelled")
             if deadline is not None and time.monotonic() > deadline:
@@ -272,6 +314,7 @@ class Plan:
                     for name, s in {s.device.name: s for s in self.steps}.items()}
         pending = [s.n_preds for s in self.steps]
         remaining = len(self.steps)
+        dead = [False] * len(self.steps)
 
         def work(i):
             s = self.steps[i]
@@ -281,7 +324,7 @@ class Plan:
                 if step.deadline is not None and time.monotonic() > step.deadline:
                     raise errors.DeadlineExceededError(
                         None, None, "Timed out before %s could start" % s.op.name)
-                self._run_one(s, vals, contexts[s.device.name], trace)
+                self._run_one(i, vals, contexts[s.device.name], trace, dead)
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))

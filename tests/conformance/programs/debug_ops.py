@@ -32,7 +32,8 @@ with open(log_path, "w") as log:
         with tf.Session() as sess:
             sess.run(w.initializer)
             print("y", sess.run(y))
-            sess.run([everything, nothing])
+            sess.run(everything)          # (one at a time: two Prints in one run may
+            sess.run(nothing)             # print in either order)
             for _ in range(3):
                 sess.run(twice)
             print("clean", sess.run(clean).tolist())
