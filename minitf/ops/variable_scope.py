@@ -131,6 +131,8 @@ class _Store:
         initializer = initializer if initializer is not None else scope.initializer
         if initializer is None:
             initializer = init_ops.GlorotUniform() if dtype.is_floating else init_ops.Zeros()
+        elif isinstance(initializer, type) and issubclass(initializer, init_ops.Initializer):
+            initializer = initializer(dtype=dtype)    # tf.zeros_initializer, not called: TF allows it
         if callable(initializer):
             if shape is None or not shape.is_fully_defined():
                 raise ValueError("Shape of a new variable (%s) must be fully defined, but "

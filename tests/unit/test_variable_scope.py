@@ -36,6 +36,12 @@ def test_initializers_make_the_values_they_promise():
     assert np.abs(vsv).max() <= limit and vsv.std() > 0.9 * limit / np.sqrt(3)
 
 
+def test_an_initializer_class_not_yet_called_is_accepted_as_in_tf():
+    with tf.Graph().as_default():
+        w = tf.get_variable("w", [2], dtype=tf.int32, initializer=tf.ones_initializer)
+        assert run_init(w)[0].tolist() == [1, 1]
+
+
 def test_constant_initializer_of_the_wrong_size_is_refused():
     with tf.Graph().as_default():
         with pytest.raises(TypeError, match="has 3 elements, but got `shape` \\(2, 2\\)"):
