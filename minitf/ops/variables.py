@@ -92,6 +92,18 @@ class Variable:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         graph = get_default_graph()
+        # As TF's init_scope: a variable made while a tf.cond branch is being
+        # built belongs to the whole graph, not to the branch (it must exist and
+        # be initializable whichever way the cond goes).
+        cond, graph._cond_context = graph._cond_context, None
+        try:
+            self._init(graph, initial_value, trainable, collections, validate_shape, name,
+                       dtype, shape)
+        finally:
+            graph._cond_context = cond
+
+    def _init(self, graph, initial_value, trainable, collections, validate_shape, name,
+              dtype, shape):
         if collections is None:
             collections = [GraphKeys.GLOBAL_VARIABLES]
         collections = list(collections)

@@ -115,6 +115,19 @@ def test_nested_conds_capture_through_the_outer_one_and_train():
     assert grads == [4.0, 3.0, 0.0]
 
 
+def test_a_variable_made_inside_a_branch_belongs_to_the_whole_graph():
+    """As TF's init_scope: it initializes without feeding the predicate."""
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.bool, [])
+        x = tf.constant([[1.0, 2.0]])
+        y = tf.cond(p, lambda: tf.layers.dense(x, 2, kernel_initializer=tf.ones_initializer()),
+                    lambda: x * 0.0)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(y, {p: True}).tolist() == [[3.0, 3.0]]
+            assert sess.run(y, {p: False}).tolist() == [[0.0, 0.0]]
+
+
 def test_bad_predicates_and_branches_are_refused():
     with tf.Graph().as_default():
         x = tf.constant(1.0)
