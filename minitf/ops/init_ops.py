@@ -17,6 +17,7 @@ blow up nor fade out as they pass through many layers::
 height x width; it is 1 for a matrix.)
 """
 
+import abc
 import math
 
 import numpy as np
@@ -28,14 +29,17 @@ __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomN
            "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal"]
 
 
-class Initializer:
-    """Base class: ``initializer(shape, dtype=None, partition_info=None)`` -> Tensor."""
+class Initializer(abc.ABC):
+    """Base class: ``initializer(shape, dtype=None, partition_info=None)`` -> Tensor.
+
+    A subclass says how it draws by defining ``__call__``."""
 
     def __init__(self, dtype=dtypes.float32):
         self.dtype = dtypes.as_dtype(dtype)
 
+    @abc.abstractmethod
     def __call__(self, shape, dtype=None, partition_info=None):
-        raise NotImplementedError  # each initializer defines how it draws
+        """The ops that make a tensor of ``shape`` and ``dtype``."""
 
     def get_config(self):
         return {}
