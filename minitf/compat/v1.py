@@ -260,6 +260,8 @@ nn.l2_loss = _nn_ops.l2_loss
 nn.bias_add = _nn_ops.bias_add
 nn.leaky_relu = _nn_ops.leaky_relu
 nn.dropout = _nn_ops.dropout
+nn.moments = _nn_ops.moments
+nn.l2_normalize = _nn_ops.l2_normalize
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",

@@ -174,3 +174,38 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         keep = math_ops.cast(math_ops.greater_equal(random, rate), x.dtype)
         scale = math_ops.truediv(1.0, math_ops.subtract(1.0, rate))
         return math_ops.multiply(x * scale, keep, name=scope)
+
+
+def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
+    """``(mean, variance)`` of ``x`` over ``axes`` (what batch normalization uses).
+
+    The variance is ``mean((x - mean)**2)``, with the mean held constant for
+    the gradient, as TF computes it."""
+    from minitf.ops import array_ops
+    keep = bool(keep_dims if keep_dims is not None else keepdims)
+    with name_scope(name, "moments", [x]):
+        y = convert_to_tensor(x, name="x")
+        half = y.dtype.base_dtype == dtypes.float16
+        if half:
+            y = math_ops.cast(y, dtypes.float32)
+        mean = math_ops.reduce_mean(y, axes, keepdims=True, name="mean")
+        variance = math_ops.reduce_mean(
+            math_ops.squared_difference(y, array_ops.stop_gradient(mean)), axes,
+            keepdims=True, name="variance")
+        if not keep:
+            mean = array_ops.squeeze(mean, axes)
+            variance = array_ops.squeeze(variance, axes)
+        if half:
+            mean = math_ops.cast(mean, dtypes.float16)
+            variance = math_ops.cast(variance, dtypes.float16)
+        return mean, variance
+
+
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """``x / sqrt(max(sum(x**2, axis), epsilon))``: unit length along ``axis``."""
+    axis = axis if axis is not None else dim
+    with name_scope(name, "l2_normalize", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+        inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
+        return math_ops.multiply(x, inv_norm, name=scope)
