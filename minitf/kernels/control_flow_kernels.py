@@ -3,7 +3,9 @@
 
 They only route values, so they run on every device type: a Switch sends its
 input to one output and :data:`DEAD` to the other; a Merge forwards the one
-input that is alive (the executor skips it when none is)."""
+input that is alive (the executor skips it when none is). On a GPU the value
+stays where it is (``_minitf_gpu``: no round trip through host memory); the
+Switch's predicate is a host-memory input (runtime/copies.py)."""
 
 import numpy as np
 
@@ -27,6 +29,9 @@ def _switch(op, device):
     return compute
 
 
+_switch._minitf_gpu = True
+
+
 @register(("Merge", "RefMerge"), ALL_DEVICES)
 def _merge(op, device):
     def compute(ctx, inputs):
@@ -35,3 +40,6 @@ def _merge(op, device):
                 return [value, np.int32(i)]
         raise errors.InternalError(None, None, "Merge ran with every input dead")
     return compute
+
+
+_merge._minitf_gpu = True

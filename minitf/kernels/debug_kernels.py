@@ -1,5 +1,6 @@
-"""Kernels of the debugging ops (see minitf/ops/debug_ops.py). CPU only: on a
-GPU, soft placement moves them to the host, as TF's host-only Print."""
+"""Kernels of the debugging ops (see minitf/ops/debug_ops.py). Print runs on
+CPUs only (soft placement moves it off a GPU, as in TF); the numeric checks
+run on every device (on a real GPU through host copies, see gpu_kernels)."""
 
 import sys
 import threading
@@ -90,7 +91,7 @@ def _print(op, device):
     return compute
 
 
-@register("CheckNumerics", ("CPU",), dtypes=_FLOATS)
+@register("CheckNumerics", ("CPU", "GPU"), dtypes=_FLOATS)
 def _check_numerics(op, device):
     message = op.get_attr("message")
 
@@ -110,7 +111,7 @@ def _check_numerics(op, device):
     return compute
 
 
-@register(("IsNan", "IsInf", "IsFinite"), ("CPU",), dtypes=_FLOATS)
+@register(("IsNan", "IsInf", "IsFinite"), ("CPU", "GPU"), dtypes=_FLOATS)
 def _float_tests(op, device):
     test = {"IsNan": np.isnan, "IsInf": np.isinf, "IsFinite": np.isfinite}[op.type]
 
