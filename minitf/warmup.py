@@ -4,8 +4,9 @@ Numba compiles a kernel the first time an op needs it for a dtype (0.1 s to a
 few seconds each) and keeps the machine code in its disk cache
 (:func:`minitf.kernels.cpu.compile.cache_root`: ``$NUMBA_CACHE_DIR``, else
 ``~/.cache/minitf/numba``). Running this once - Binder's ``postBuild`` does -
-fills that cache for every (op, dtype) and both the serial and the parallel
-variants, so a lesson's first ``sess.run`` only loads code.
+fills that cache for every op of the op table whose kernel computes with the
+CPU backend, for each common dtype, on small and large inputs (the serial and
+the parallel variants), so a lesson's first ``sess.run`` only loads code.
 
 Options: ``--quiet`` (no progress bar), ``--list`` (print the tasks and exit).
 """
@@ -16,65 +17,20 @@ import time
 
 import numpy as np
 
+from minitf.kernels import examples, registry
+
+#: Warm-up compiles these dtypes (a kernel for another dtype compiles on first use).
 DTYPES = ("bool", "int32", "int64", "float32", "float64")
-SMALL = 3
-
-
-def _arrays(dtype, big):
-    from minitf.kernels.cpu import PARALLEL_MIN_SIZE
-    n = PARALLEL_MIN_SIZE + 1 if big else SMALL
-    if dtype == "bool":
-        return np.arange(n) % 2 == 0
-    x = (np.arange(n) % 7 + 1).astype(dtype)
-    return x
 
 
 def tasks():
-    """(label, callable) for every kernel the CPU backend can compile."""
-    from minitf.kernels import cpu
-    from minitf.kernels.cpu import elementwise
+    """(label, callable) for every example of every CPU kernel in the op table
+    (see ``minitf/kernels/examples.py``), for the dtypes in :data:`DTYPES`."""
+    cpu = registry.backend("cpu")
     out = []
-
-    def add(label, fn):
-        out.append((label, fn))
-
-    for dtype in DTYPES:
-        dt = np.dtype(dtype)
-        for op in elementwise.UNARY_FUNCTIONS:
-            if cpu.supports(op, dt):
-                for big in (False, True):
-                    add("%s %s%s" % (op, dtype, " parallel" if big else ""),
-                        lambda op=op, dtype=dtype, big=big: cpu.unary(op, _arrays(dtype, big)))
-        for op in elementwise.BINARY_FUNCTIONS:
-            if cpu.supports(op, dt):
-                for big in (False, True):
-                    add("%s %s%s" % (op, dtype, " parallel" if big else ""),
-                        lambda op=op, dtype=dtype, big=big: cpu.binary(
-                            op, _arrays(dtype, big), _arrays(dtype, big)))
-        for op in ("Sum", "Mean", "Max", "Min", "Prod", "All", "Any"):
-            if cpu.supports(op, dt):
-                add("%s %s" % (op, dtype),
-                    lambda op=op, dtype=dtype: cpu.reduce(op, _arrays(dtype, True), (0,),
-                                                          False))
-        if cpu.supports("ArgMax", dt):
-            add("ArgMax/ArgMin %s" % dtype, lambda dtype=dtype: (
-                cpu.argmax(_arrays(dtype, False), 0, np.int64),
-                cpu.argmin(_arrays(dtype, True), 0, np.int64)))
-        if cpu.supports("MatMul", dt) and dt.kind in "iu":
-            add("MatMul %s" % dtype, lambda dtype=dtype: cpu.matmul(
-                _arrays(dtype, False).reshape(1, SMALL), _arrays(dtype, False).reshape(SMALL, 1)))
-        if cpu.supports("Select", dt):
-            add("Select %s" % dtype, lambda dtype=dtype: cpu.select(
-                _arrays("bool", False), _arrays(dtype, False), _arrays(dtype, False)))
-        if cpu.supports("Softmax", dt):
-            def nn(dtype=dtype):
-                x = _arrays(dtype, False).reshape(1, SMALL)
-                cpu.softmax(x)
-                cpu.log_softmax(x)
-                cpu.softmax_xent(x, x)
-                cpu.sparse_softmax_xent(x, np.zeros(1, np.int64))
-                cpu.sparse_softmax_xent(x, np.zeros(1, np.int32))
-            add("Softmax/xent %s" % dtype, nn)
+    for row in examples.rows_with_examples("CPU"):
+        for case in examples.cases(row, "CPU", only=DTYPES):
+            out.append((case.label, lambda case=case: examples.run(case, cpu)))
     return out
 
 

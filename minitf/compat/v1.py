@@ -21,7 +21,6 @@ from minitf.ops import control_flow_ops as _control_flow_ops
 from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401
-from minitf.ops import grads as _grads  # noqa: F401  (registers every gradient function)
 from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: F401
                                   gradients)
 from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
@@ -31,6 +30,7 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
                                TextLineReader, WholeFileReader, decode_csv, read_file,
                                string_to_number)
 from minitf.ops import math_ops as _math_ops
+from minitf.ops import reduction_ops as _reduction_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
 from minitf.ops import clip_ops as _clip_ops
@@ -41,6 +41,7 @@ from minitf.ops import variables as _variables
 from minitf.ops.core import constant, convert_to_tensor, is_tensor  # noqa: F401
 from minitf.runtime.config import (ConfigProto, GPUOptions, GraphOptions,  # noqa: F401
                                    OptimizerOptions, RunMetadata, RunOptions)
+from minitf.distributed import client as _client  # noqa: F401  (the grpc:// session factory)
 from minitf.runtime.session import (InteractiveSession, Session,  # noqa: F401
                                     get_default_session)
 
@@ -111,17 +112,17 @@ logical_or = _math_ops.logical_or
 logical_not = _math_ops.logical_not
 add_n = _math_ops.add_n
 matmul = _math_ops.matmul
-reduce_sum = _math_ops.reduce_sum
-reduce_mean = _math_ops.reduce_mean
-reduce_max = _math_ops.reduce_max
-reduce_min = _math_ops.reduce_min
-reduce_prod = _math_ops.reduce_prod
-reduce_all = _math_ops.reduce_all
-reduce_any = _math_ops.reduce_any
-reduce_logsumexp = _math_ops.reduce_logsumexp
-count_nonzero = _math_ops.count_nonzero
-argmax = _math_ops.argmax
-argmin = _math_ops.argmin
+reduce_sum = _reduction_ops.reduce_sum
+reduce_mean = _reduction_ops.reduce_mean
+reduce_max = _reduction_ops.reduce_max
+reduce_min = _reduction_ops.reduce_min
+reduce_prod = _reduction_ops.reduce_prod
+reduce_all = _reduction_ops.reduce_all
+reduce_any = _reduction_ops.reduce_any
+reduce_logsumexp = _reduction_ops.reduce_logsumexp
+count_nonzero = _reduction_ops.count_nonzero
+argmax = _reduction_ops.argmax
+argmin = _reduction_ops.argmin
 
 random_uniform = _random_ops.random_uniform
 random_normal = _random_ops.random_normal
@@ -356,11 +357,11 @@ def _train_getattr(name):
 train.__getattr__ = _train_getattr
 
 # -- input pipelines: readers and tf.data ------------------------------------------------
-count_up_to = _io_ops.count_up_to
-random_shuffle = _io_ops.random_shuffle
-random.shuffle = _io_ops.random_shuffle
-range = _io_ops.range_  # noqa: A001
-gather = _io_ops.gather
+count_up_to = _variables.count_up_to
+random_shuffle = _random_ops.random_shuffle
+random.shuffle = _random_ops.random_shuffle
+range = _array_ops.range_  # noqa: A001
+gather = _array_ops.gather
 io = _types.ModuleType("minitf.compat.v1.io", "tf.io: reading and parsing files.")
 io.decode_csv = decode_csv
 io.read_file = read_file

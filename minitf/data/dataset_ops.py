@@ -7,7 +7,7 @@ runs inside ``sess.run``:
 * ``iterator = dataset.make_one_shot_iterator()`` (or an initializable one)
   adds an iterator op to the graph, and ``iterator.get_next()`` an
   ``IteratorGetNext`` op whose outputs are the next element's components;
-* when that op runs, its kernel (``minitf/kernels/data_kernels.py``) asks
+* when that op runs, its kernel (``minitf/ops/iterator_ops.py``) asks
   the iterator resource for the next element. The resource holds a chain of
   plain Python generators, one per dataset in the description (see each
   class's ``_generate``), so what tf.data does is readable here, top to
@@ -28,16 +28,22 @@ order, ``interleave`` cycles through ``cycle_length`` inner datasets taking
 numbers, so its order differs from TF's (as for every random op).
 """
 
+import os
 import threading
 
 import numpy as np
 
-from minitf.data.structure import Spec, flatten, pack
 from minitf.framework import dtypes as _dtypes
 from minitf.framework import errors
 from minitf.framework.graph import Graph, Tensor
+from minitf.framework.nest import Spec, flatten, pack
 from minitf.framework.tensor_shape import TensorShape, as_shape
+from minitf.ops import readers
+from minitf.ops.array_ops import placeholder
 from minitf.ops.core import convert_to_tensor
+from minitf.ops.iterator_ops import make_initializable_iterator, make_one_shot_iterator
+from minitf.ops.random_ops import get_seed
+from minitf.runtime.session import Session
 
 AUTOTUNE = -1
 
@@ -160,11 +166,9 @@ class Dataset:
 
     # -- iterators (TF1 style) -------------------------------------------------------------
     def make_one_shot_iterator(self):
-        from minitf.data.iterator_ops import make_one_shot_iterator
         return make_one_shot_iterator(self)
 
     def make_initializable_iterator(self, shared_name=None):
-        from minitf.data.iterator_ops import make_initializable_iterator
         return make_initializable_iterator(self, shared_name)
 
     def __iter__(self):
@@ -258,8 +262,7 @@ class TextLineDataset(Dataset):
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None, name=None):
         if compression_type:
-            from minitf.framework.errors import UnimplementedError
-            raise UnimplementedError(None, None, "minitf's TextLineDataset reads plain files "
+            raise errors.UnimplementedError(None, None, "minitf's TextLineDataset reads plain files "
                                      "only (compression_type=%r)" % compression_type)
         self._filenames = convert_to_tensor(filenames, dtype=_dtypes.string, name="filenames")
         self._structure = Spec(_dtypes.string, TensorShape([]))
@@ -268,10 +271,9 @@ class TextLineDataset(Dataset):
         return [self._filenames]
 
     def _generate(self, values):
-        from minitf.kernels.io_kernels import _open
         for name in np.asarray(values[self._filenames]).reshape(-1):
             name = name.decode() if isinstance(name, bytes) else str(name)
-            data = _open(name)
+            data = readers.read_whole_file(name)
             lines = data.split(b"\n")
             if lines and lines[-1] == b"":
                 lines.pop()
@@ -287,7 +289,6 @@ class _Function:
     a lock)."""
 
     def __init__(self, fn, structure, what):
-        from minitf.ops.array_ops import placeholder
         self.graph = Graph()
         with self.graph.as_default():
             flat = flatten(structure)
@@ -314,7 +315,6 @@ class _Function:
         self._lock = threading.Lock()
 
     def __call__(self, flat_values):
-        from minitf.runtime.session import Session
         with self._lock:
             if self._session is None:
                 self._session = Session(graph=self.graph)
@@ -371,7 +371,6 @@ class InterleaveDataset(_UnaryDataset):
         super().__init__(input_dataset)
         self._fn = _Function(map_func, input_dataset._structure, "interleave")
         if cycle_length is None or cycle_length == AUTOTUNE:
-            import os
             cycle_length = os.cpu_count() or 1
         self._cycle_length = int(cycle_length)
         self._block_length = int(block_length or 1)
@@ -542,7 +541,6 @@ class ShuffleDataset(_UnaryDataset):
 
     def __init__(self, input_dataset, buffer_size, seed, reshuffle_each_iteration):
         super().__init__(input_dataset)
-        from minitf.ops.random_ops import get_seed
         self._buffer_size = int(buffer_size)
         if self._buffer_size <= 0:
             raise ValueError("buffer_size must be greater than zero.")

@@ -17,11 +17,10 @@ import threading
 import time
 
 from minitf.framework import errors
-from minitf.runtime.devices import Device
-from minitf.framework.device_spec import DeviceSpec
-from minitf.distributed import graph_def
-from minitf.distributed.master import config_to_wire, stats_from_wire
-from minitf.distributed.rpc import Channel, remaining_ms
+from minitf.runtime import runtimes
+from minitf.runtime.config import check_run_options
+from minitf.distributed import protocol
+from minitf.distributed.rpc import Channel
 
 # The master enforces a request's deadline and replies with the precise error
 # (which task did not answer, which op timed out). The client waits this much
@@ -34,12 +33,6 @@ def _with_grace(deadline):
 
 
 def _address_of(target):
-    if not target.startswith("grpc://"):
-        raise errors.NotFoundError(
-            None, None, "No session factory registered for the given session options: "
-            "{target: \"%s\"} Registered factories are {DIRECT_SESSION, GRPC_SESSION}. "
-            "A server target starts with grpc://, e.g. Session(server.target) or "
-            "Session(\"grpc://localhost:2222\")." % target)
     return target[len("grpc://"):]
 
 
@@ -67,31 +60,33 @@ class RemoteRuntime:
             ops = self.graph._nodes_by_id
             if self.handle is None:
                 self.channel.wait_until_up(deadline)
-                nodes, tensors = graph_def.encode_ops(ops)
+                nodes, tensors = protocol.encode_ops(ops)
                 count = len(ops)
                 reply, _ = self.channel.call(
-                    {"op": "CreateSession", "nodes": nodes,
-                     "config": config_to_wire(self.config),
-                     "deadline_ms": remaining_ms(deadline)}, tensors,
+                    {"op": protocol.CREATE_SESSION, "nodes": nodes,
+                     "config": protocol.config_to_wire(self.config),
+                     "deadline_ms": protocol.remaining_ms(deadline)}, tensors,
                     deadline=_with_grace(deadline))
                 self.handle = reply["session"]
                 self.devices = reply["devices"]
                 self.shipped = count
             elif len(ops) > self.shipped:
                 count = len(ops)
-                nodes, tensors = graph_def.encode_ops(ops[self.shipped:count])
-                self.channel.call({"op": "ExtendSession", "session": self.handle,
+                nodes, tensors = protocol.encode_ops(ops[self.shipped:count])
+                self.channel.call({"op": protocol.EXTEND_SESSION, "session": self.handle,
                                    "nodes": nodes}, tensors, deadline=deadline)
                 self.shipped = count
 
     def run(self, fetches, targets, feeds, feed_values, options, run_metadata):
-        deadline, timeout_ms = self._deadline(options)
+        check_run_options(options)
+        deadline, _ = self._deadline(options)
         self._sync_graph(deadline)
         trace = options is not None and options.trace_level > 0 and run_metadata is not None
         step = random.getrandbits(62)
-        header = {"op": "RunStep", "session": self.handle, "step": step,
+        header = {"op": protocol.RUN_STEP, "session": self.handle, "step": step,
                   "fetches": [t.name for t in fetches], "targets": [o.name for o in targets],
-                  "feeds": [t.name for t in feeds], "timeout_ms": timeout_ms,
+                  "feeds": [t.name for t in feeds],
+                  "deadline_ms": protocol.remaining_ms(deadline),
                   "trace": trace, "placement": run_metadata is not None,
                   "partitions": bool(options is not None and options.output_partition_graphs
                                      and run_metadata is not None)}
@@ -111,14 +106,15 @@ class RemoteRuntime:
             run_metadata.soft_placed = reply.get("soft_placed") or []
             run_metadata.partition_graphs = reply.get("partitions") or []
             if reply.get("stats"):
-                dev_stats, transfers = stats_from_wire(reply["stats"])
+                dev_stats, transfers = protocol.stats_from_wire(reply["stats"])
                 run_metadata.step_stats.dev_stats = dev_stats
                 run_metadata.step_stats.transfers = transfers
         return values
 
     def _cancel(self, step):
         try:
-            self.channel.call({"op": "CancelStep", "session": self.handle, "step": step},
+            self.channel.call({"op": protocol.CANCEL_STEP, "session": self.handle,
+                               "step": step},
                               deadline=time.monotonic() + 2.0)
         except (errors.OpError, OSError):
             pass
@@ -130,36 +126,30 @@ class RemoteRuntime:
 
     def list_devices(self):
         if self.devices is None:
-            reply, _ = self.channel.call({"op": "ListDevices"}, deadline=None)
+            reply, _ = self.channel.call({"op": protocol.LIST_DEVICES}, deadline=None)
             self.devices = reply["devices"]
-        out = []
-        for d in self.devices:
-            spec = DeviceSpec.from_string(d["name"])
-            out.append(Device(spec.job, spec.replica, spec.task, spec.device_type,
-                              spec.device_index, memory_limit=d.get("memory_limit", 0),
-                              virtual=d.get("virtual", False),
-                              description=d.get("description", "")))
-        return out
+        return [protocol.device_from_wire(d) for d in self.devices]
 
     def close(self):
         if self.handle is not None:
             try:
-                self.channel.call({"op": "CloseSession", "session": self.handle},
+                self.channel.call({"op": protocol.CLOSE_SESSION, "session": self.handle},
                                   deadline=time.monotonic() + 2.0)
             except (errors.OpError, OSError):
                 pass
         self.channel.close()
 
 
-def connect_runtime(target, graph, config):
-    return RemoteRuntime(target, graph, config)
-
-
 def reset_target(target, containers=None, config=None):
     """``tf.Session.reset``: clear containers on every task of the cluster."""
     channel = Channel(_address_of(target), "the master")
     try:
-        channel.call({"op": "Reset", "containers": list(containers) if containers else None},
+        channel.call({"op": protocol.RESET,
+                      "containers": list(containers) if containers else None},
                      deadline=time.monotonic() + 30.0)
     finally:
         channel.close()
+
+
+runtimes.register("GRPC_SESSION", lambda target: target.startswith("grpc://"),
+                  RemoteRuntime, reset_target)

@@ -17,6 +17,7 @@ import numpy as np
 
 from minitf.framework import errors
 from minitf.distributed.cluster_spec import ClusterSpec
+from minitf.distributed import protocol
 from minitf.distributed.rpc import Channel
 
 
@@ -43,10 +44,10 @@ def task_state(address, task_name=None, values=True, timeout=2.0):
     out = {"task": task_name, "address": address, "up": False}
     try:
         deadline = time.monotonic() + timeout
-        status, _ = channel.call({"op": "GetStatus"}, deadline=deadline)
+        status, _ = channel.call({"op": protocol.GET_STATUS}, deadline=deadline)
         out["task"] = status["task"]
         out["devices"] = status["devices"]
-        reply, arrays = channel.call({"op": "ListState", "values": bool(values)},
+        reply, arrays = channel.call({"op": protocol.LIST_STATE, "values": bool(values)},
                                      deadline=deadline)
         state = reply["state"]
         for containers in state.values():

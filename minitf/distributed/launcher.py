@@ -29,6 +29,7 @@ import time
 import weakref
 
 from minitf.framework import errors
+from minitf.distributed import protocol
 from minitf.distributed.cluster_spec import ClusterSpec
 from minitf.distributed.rpc import Channel
 
@@ -151,7 +152,7 @@ class LocalCluster:
                         None, None, "%s exited with code %s while starting:\n%s"
                         % (name, proc.returncode, tail))
                 try:
-                    channel.call({"op": "GetStatus"},
+                    channel.call({"op": protocol.GET_STATUS},
                                  deadline=min(deadline, time.monotonic() + 2.0))
                     return
                 except (errors.UnavailableError, errors.DeadlineExceededError):

@@ -28,37 +28,18 @@ import time
 from minitf.framework import errors
 from minitf.framework.device_spec import DeviceSpec
 from minitf.framework.graph import Graph
-from minitf.runtime.config import (ConfigProto, DeviceStepStats, NodeExecStats, NodeOutput,
-                                   TensorDescription, Transfer)
-from minitf.runtime.devices import Device
+from minitf.runtime.config import ConfigProto, Transfer, check_supported
 from minitf.runtime.executor import prune
 from minitf.runtime.placer import Placer
-from minitf.distributed import graph_def
+from minitf.runtime.plan_cache import PlanCache
+from minitf.distributed import protocol
 from minitf.distributed.partition import partition
-from minitf.distributed.rpc import deadline_from_ms, remaining_ms
+from minitf.distributed.protocol import deadline_from_ms, remaining_ms
 
 
-def config_from_wire(d):
-    config = ConfigProto()
-    if d:
-        config.allow_soft_placement = bool(d.get("allow_soft_placement"))
-        config.log_device_placement = bool(d.get("log_device_placement"))
-        config.operation_timeout_in_ms = int(d.get("operation_timeout_in_ms") or 0)
-        config.device_filters = list(d.get("device_filters") or [])
-        config.graph_options.transfer_compression = d.get("transfer_compression") or ""
-    return config
-
-
-def config_to_wire(config):
-    return {"allow_soft_placement": config.allow_soft_placement,
-            "log_device_placement": config.log_device_placement,
-            "operation_timeout_in_ms": config.operation_timeout_in_ms,
-            "device_filters": list(config.device_filters),
-            "transfer_compression": config.graph_options.transfer_compression}
-
-
-class _DistPlan:
-    """One step signature of one master session, placed and partitioned."""
+class ClusterPlan:
+    """One step signature of one master session, placed on the cluster's devices
+    and partitioned per task, each partition registered with its task."""
 
     def __init__(self, session, fetch_names, target_names, feed_names):
         graph = session.graph
@@ -75,7 +56,8 @@ class _DistPlan:
         self.handles = {}
         for task, spec in self.specs.items():
             reply = session.master.call_worker(task, {
-                "op": "RegisterGraph", "session": session.handle, "nodes": spec.nodes},
+                "op": protocol.REGISTER_GRAPH, "session": session.handle,
+                "nodes": spec.nodes, "config": protocol.config_to_wire(session.config)},
                 spec.tensors, deadline=session.deadline())
             self.handles[task] = reply[0]["graph"]
         self.fetch_index = {t.name: i for i, t in enumerate(self.fetches)}
@@ -93,7 +75,7 @@ class MasterSession:
         self.placer = Placer(devices, master.task_spec,
                              allow_soft_placement=config.allow_soft_placement,
                              log_device_placement=config.log_device_placement)
-        self.plans = {}
+        self.plans = PlanCache(lambda key: ClusterPlan(self, *key))
         self.lock = threading.Lock()
         self.last_used = time.monotonic()
 
@@ -103,28 +85,18 @@ class MasterSession:
 
     def extend(self, node_defs, tensors):
         with self.lock:
-            graph_def.import_nodes(self.graph, node_defs, tensors)
+            protocol.import_nodes(self.graph, node_defs, tensors)
 
-    def plan(self, fetch_names, target_names, feed_names):
-        key = (tuple(fetch_names), tuple(target_names), tuple(feed_names))
-        plan = self.plans.get(key)
-        if plan is None:
-            with self.lock:
-                plan = self.plans.get(key)
-                if plan is None:
-                    plan = self.plans[key] = _DistPlan(self, fetch_names, target_names,
-                                                       feed_names)
-        return plan
-
-    def run(self, fetch_names, target_names, feed_names, feed_values, timeout_ms, trace,
+    def run(self, fetch_names, target_names, feed_names, feed_values, deadline, trace,
             step_id=None):
-        plan = self.plan(fetch_names, target_names, feed_names)
-        deadline = self.deadline(timeout_ms)
+        plan = self.plans.get((tuple(fetch_names), tuple(target_names), tuple(feed_names)))
+        if deadline is None:
+            deadline = self.deadline()
         step_id = step_id or random.getrandbits(62)
         calls = []
         for task, spec in plan.specs.items():
             values = [feed_values[plan.feed_index[name]] for name in spec.feeds]
-            header = {"op": "RunGraph", "graph": plan.handles[task], "step": step_id,
+            header = {"op": protocol.RUN_GRAPH, "graph": plan.handles[task], "step": step_id,
                       "feeds": list(spec.feeds.values()), "fetches": spec.fetches,
                       "deadline_ms": remaining_ms(deadline), "trace": bool(trace)}
             calls.append((task, spec, header, values))
@@ -166,10 +138,12 @@ class MasterSession:
                     # A fetched tensor made on another task travels to the master
                     # with that task's reply: record it like any transfer.
                     nbytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
-                    stats["transfers"].append([
-                        name + " (fetch)", plan.placement[name.rsplit(":", 1)[0]],
-                        self.master.task_spec.to_string() + "/device:CPU:0", nbytes,
-                        arrived, arrived, nbytes])
+                    stats["transfers"].append(protocol.transfer_to_wire(Transfer(
+                        tensor=name + " (fetch)",
+                        src_device=plan.placement[name.rsplit(":", 1)[0]],
+                        dst_device=self.master.task_spec.to_string() + "/device:CPU:0",
+                        bytes=nbytes, start_micros=arrived, end_micros=arrived,
+                        wire_bytes=nbytes)))
             if reply.get("stats"):
                 stats["dev_stats"].extend(reply["stats"]["dev_stats"])
                 stats["transfers"].extend(reply["stats"]["transfers"])
@@ -180,16 +154,20 @@ class MasterSession:
             exc.message if isinstance(exc, errors.OpError) else exc)
         for task in tasks:
             try:
-                self.master.call_worker(task, {"op": "AbortStep", "step": step_id,
+                self.master.call_worker(task, {"op": protocol.ABORT_STEP, "step": step_id,
                                                "message": message},
                                         deadline=time.monotonic() + 2.0)
             except (errors.OpError, OSError):
                 pass  # an unreachable task has nothing left to abort
 
+    def tasks(self):
+        """The tasks that have a partition of one of this session's plans."""
+        return {t for p in self.plans.values() for t in p.handles}
+
     def close(self):
-        for task in {t for p in self.plans.values() for t in p.handles}:
+        for task in self.tasks():
             try:
-                self.master.call_worker(task, {"op": "CleanupSession",
+                self.master.call_worker(task, {"op": protocol.CLEANUP_SESSION,
                                                "session": self.handle},
                                         deadline=time.monotonic() + 2.0)
             except (errors.OpError, OSError):
@@ -212,6 +190,15 @@ class MasterService:
         self._lock = threading.Lock()
         self.pool = concurrent.futures.ThreadPoolExecutor(
             max(4, (os.cpu_count() or 2) * 2), "minitf-master")
+        self.handlers = {
+            protocol.CREATE_SESSION: self._create_session,
+            protocol.EXTEND_SESSION: self._extend_session,
+            protocol.RUN_STEP: self._run_step,
+            protocol.CANCEL_STEP: self._cancel_step,
+            protocol.CLOSE_SESSION: self._close_session,
+            protocol.RESET: self._reset,
+            protocol.LIST_DEVICES: self._list_devices,
+        }
 
     def call_worker(self, task, header, tensors=(), deadline=None):
         """A worker request; the master's own worker is called directly."""
@@ -233,17 +220,12 @@ class MasterService:
                 status = self.server.worker.get_status()
             else:
                 status = self.server.channel(task).wait_until_up(deadline)
-            for d in status["devices"]:
-                parsed = DeviceSpec.from_string(d["name"])
-                devices.append(Device(parsed.job, parsed.replica, parsed.task,
-                                      parsed.device_type, parsed.device_index,
-                                      memory_limit=d.get("memory_limit", 0),
-                                      virtual=d.get("virtual", False),
-                                      description=d.get("description", "")))
+            devices.extend(protocol.device_from_wire(d) for d in status["devices"])
         return devices
 
     def create_session(self, header, tensors):
-        config = config_from_wire(header.get("config"))
+        config = protocol.config_from_wire(header.get("config"))
+        check_supported(config, remote=True)
         deadline = deadline_from_ms(header.get("deadline_ms")) or (
             time.monotonic() + config.operation_timeout_in_ms / 1000.0
             if config.operation_timeout_in_ms else None)
@@ -254,7 +236,7 @@ class MasterService:
         session.extend(header.get("nodes", []), tensors)
         with self._lock:
             self.sessions[handle] = session
-        return {"session": handle, "devices": [d.as_dict() for d in devices]}
+        return {"session": handle, "devices": [protocol.device_to_wire(d) for d in devices]}
 
     def _session(self, handle):
         session = self.sessions.get(handle)
@@ -274,73 +256,62 @@ class MasterService:
         errors_seen = []
         for task in self.server.cluster_task_names():
             try:
-                self.call_worker(task, {"op": "ResetContainers", "containers": containers},
+                self.call_worker(task, {"op": protocol.RESET_CONTAINERS,
+                                        "containers": containers},
                                  deadline=time.monotonic() + 10.0)
             except errors.OpError as e:
                 errors_seen.append(e)
         if errors_seen:
             raise errors_seen[0]
 
+    # -- requests: header and tensors in, reply header and tensors out ------------------------
     def handle(self, header, tensors):
-        op = header["op"]
-        if op == "CreateSession":
-            return self.create_session(header, tensors), []
-        if op == "ExtendSession":
-            self._session(header["session"]).extend(header["nodes"], tensors)
-            return {}, []
-        if op == "RunStep":
-            session = self._session(header["session"])
-            values, stats, plan = session.run(
-                header["fetches"], header["targets"], header["feeds"], tensors,
-                header.get("timeout_ms", 0), header.get("trace", False), header.get("step"))
-            reply = {"stats": stats if header.get("trace") else None}
-            if header.get("placement"):
-                reply["placement"] = plan.placement
-                reply["soft_placed"] = sorted(op.name for op in session.placer.soft_moved
-                                              if op.name in plan.placement)
-            if header.get("partitions"):
-                reply["partitions"] = [{"task": task, "nodes": spec.nodes}
-                                       for task, spec in plan.specs.items()]
-            return reply, values
-        if op == "CancelStep":
-            session = self._session(header["session"])
-            tasks = {t for p in session.plans.values() for t in p.handles}
-            session._abort(header["step"], tasks, errors.CancelledError(
-                None, None, "the client cancelled the step"))
-            return {}, []
-        if op == "CloseSession":
-            with self._lock:
-                session = self.sessions.pop(header["session"], None)
-            if session is not None:
-                session.close()
-            return {}, []
-        if op == "Reset":
-            self.reset(header.get("containers"))
-            return {}, []
-        if op == "ListDevices":
-            deadline = deadline_from_ms(header.get("deadline_ms"))
-            devices = self.cluster_devices(ConfigProto(), deadline)
-            return {"devices": [d.as_dict() for d in devices]}, []
-        raise errors.UnimplementedError(None, None, "unknown master request %r" % op)
+        return protocol.dispatch(self.handlers, header, tensors)
+
+    def _create_session(self, header, tensors):
+        return self.create_session(header, tensors), []
+
+    def _extend_session(self, header, tensors):
+        self._session(header["session"]).extend(header["nodes"], tensors)
+        return {}, []
+
+    def _run_step(self, header, tensors):
+        session = self._session(header["session"])
+        values, stats, plan = session.run(
+            header["fetches"], header["targets"], header["feeds"], tensors,
+            deadline_from_ms(header.get("deadline_ms")), header.get("trace", False),
+            header.get("step"))
+        reply = {"stats": stats if header.get("trace") else None}
+        if header.get("placement"):
+            reply["placement"] = plan.placement
+            reply["soft_placed"] = sorted(op.name for op in session.placer.soft_moved
+                                          if op.name in plan.placement)
+        if header.get("partitions"):
+            reply["partitions"] = [{"task": task, "nodes": spec.nodes}
+                                   for task, spec in plan.specs.items()]
+        return reply, values
+
+    def _cancel_step(self, header, tensors):
+        session = self._session(header["session"])
+        session._abort(header["step"], session.tasks(), errors.CancelledError(
+            None, None, "the client cancelled the step"))
+        return {}, []
+
+    def _close_session(self, header, tensors):
+        with self._lock:
+            session = self.sessions.pop(header["session"], None)
+        if session is not None:
+            session.close()
+        return {}, []
+
+    def _reset(self, header, tensors):
+        self.reset(header.get("containers"))
+        return {}, []
+
+    def _list_devices(self, header, tensors):
+        deadline = deadline_from_ms(header.get("deadline_ms"))
+        devices = self.cluster_devices(ConfigProto(), deadline)
+        return {"devices": [protocol.device_to_wire(d) for d in devices]}, []
 
     def shutdown(self):
         self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-def stats_from_wire(stats):
-    """Rebuild StepStats pieces from what workers sent."""
-    dev_stats = []
-    for d in stats.get("dev_stats", []):
-        nodes = [NodeExecStats(node_name=n[0], op_type=n[1], all_start_micros=n[2],
-                               op_start_rel_micros=0, op_end_rel_micros=n[3],
-                               all_end_rel_micros=n[3], thread_id=n[5],
-                               timeline_label="%s = %s()" % (n[0], n[1]),
-                               output=[NodeOutput(slot=o[0], tensor_description=TensorDescription(
-                                   dtype=o[1], shape=o[2], requested_bytes=o[3]))
-                                   for o in n[4]])
-                 for n in d["nodes"]]
-        dev_stats.append(DeviceStepStats(device=d["device"], node_stats=nodes))
-    transfers = [Transfer(tensor=t[0], src_device=t[1], dst_device=t[2], bytes=t[3],
-                          start_micros=t[4], end_micros=t[5], wire_bytes=t[6])
-                 for t in stats.get("transfers", [])]
-    return dev_stats, transfers

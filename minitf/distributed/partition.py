@@ -12,12 +12,16 @@ tiny token that waits for the producer, and a ``_Recv`` the consumer waits
 for. A fed tensor becomes an ``_Arg`` op in each partition that reads it: the
 master hands the fed value to those partitions directly.
 
-The result is plain node defs (see ``graph_def``) ready to ship.
+The result is plain node defs (see ``protocol.py``) ready to ship.
 """
 
 import numpy as np
 
-from minitf.distributed import graph_def
+from minitf.distributed import protocol
+from minitf.ops.compression_ops import DEQUANTIZE_LINEAR8, QUANTIZE_LINEAR8
+from minitf.ops.core import CONST
+from minitf.ops.math_ops import CAST
+from minitf.ops.sendrecv_ops import ARG, RECV, SEND
 
 
 class PartitionSpec:
@@ -80,7 +84,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
                  "tensor_name": tensor_name, "T": {"dtype": dtype}}
         attrs.update(extra_attrs or {})
         head.setdefault(task, []).append({
-            "name": name, "op": "_Recv", "inputs": [], "control": [], "device": "",
+            "name": name, "op": RECV.name, "inputs": [], "control": [], "device": "",
             "assigned": dst_device.name, "colocation": [], "attrs": attrs,
             "out": [[dtype, shape]]})
         return key, name
@@ -104,18 +108,18 @@ def partition(ops, assigned, fetches, fed, compression=""):
         base = _safe(t.name) + "_" + _safe(dst_device.name)
         orig = {"orig_dtype": "float32", "compression": compression}
         if compression == "bfloat16":
-            enc = add_node(tail, src_task, "_compress_" + base, "Cast", [[pname, index]],
+            enc = add_node(tail, src_task, "_compress_" + base, CAST.name, [[pname, index]],
                            src_device, {"SrcT": {"dtype": "float32"},
                                         "DstT": {"dtype": "bfloat16"},
                                         "T": {"dtype": "float32"}}, [["bfloat16", shape]])
             key, recv = add_recv(task, src_device, dst_device, t.name, "bfloat16", shape,
                                  extra_attrs=orig)
             add_send(src_task, src_device, [enc, 0], key, t.name)
-            return add_node(head, task, "_decompress_" + base, "Cast", [[recv, 0]],
+            return add_node(head, task, "_decompress_" + base, CAST.name, [[recv, 0]],
                             dst_device, {"SrcT": {"dtype": "bfloat16"},
                                          "DstT": {"dtype": "float32"},
                                          "T": {"dtype": "bfloat16"}}, [["float32", shape]])
-        enc = add_node(tail, src_task, "_quantize_" + base, "QuantizeLinear8",
+        enc = add_node(tail, src_task, "_quantize_" + base, QUANTIZE_LINEAR8.name,
                        [[pname, index]], src_device, {"T": {"dtype": "float32"}},
                        [["uint8", shape], ["float32", []], ["float32", []]])
         parts = []
@@ -126,7 +130,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
                                  extra_attrs=orig if slot == 0 else {"aux": True})
             add_send(src_task, src_device, [enc, slot], key, t.name)
             parts.append([recv, 0])
-        return add_node(head, task, "_dequantize_" + base, "DequantizeLinear8", parts,
+        return add_node(head, task, "_dequantize_" + base, DEQUANTIZE_LINEAR8.name, parts,
                         dst_device, {"T": {"dtype": "float32"}}, [["float32", shape]])
 
     def add_send(src_task, src_device, input_ref, key, tensor_name, control=()):
@@ -134,7 +138,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
             return
         sent.add((key, src_task))
         tail.setdefault(src_task, []).append({
-            "name": "_send_%s_%d" % (_safe(tensor_name), len(sent)), "op": "_Send",
+            "name": "_send_%s_%d" % (_safe(tensor_name), len(sent)), "op": SEND.name,
             "inputs": [input_ref] if input_ref else [], "control": list(control),
             "device": "", "assigned": src_device.name, "colocation": [],
             "attrs": {"key": key, "tensor_name": tensor_name}, "out": []})
@@ -144,7 +148,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
         task = device.task_name
         spec = spec_for(task)
         spec.has_work = True
-        nd = graph_def.encode_op(op, spec.tensors, device.name)
+        nd = protocol.encode_op(op, spec.tensors, device.name)
         new_inputs = []
         for (pname, index), t in zip(nd["inputs"], op._inputs):
             if t in fed:
@@ -152,7 +156,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
                 if t.name not in spec.feeds:
                     spec.feeds[t.name] = arg_name + ":0"
                     head.setdefault(task, []).append({
-                        "name": arg_name, "op": "_Arg", "inputs": [], "control": [],
+                        "name": arg_name, "op": ARG.name, "inputs": [], "control": [],
                         "device": "", "assigned": device.name, "colocation": [],
                         "attrs": {"T": {"dtype": t.dtype.base_dtype.name}},
                         "out": [[t.dtype.base_dtype.name, _shape_list(t.shape)]]})
@@ -180,7 +184,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
                 token = "_token_%s" % _safe(c.name)
                 src_spec = spec_for(src_device.task_name)
                 tail.setdefault(src_device.task_name, []).append({
-                    "name": token, "op": "Const", "inputs": [], "control": [c.name],
+                    "name": token, "op": CONST.name, "inputs": [], "control": [c.name],
                     "device": "", "assigned": src_device.name, "colocation": [],
                     "attrs": {"value": {"tensor": len(src_spec.tensors)},
                               "dtype": {"dtype": "bool"}},

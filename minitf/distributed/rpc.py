@@ -25,7 +25,7 @@ import threading
 import time
 
 from minitf.framework import errors
-from minitf.distributed import auth, wire
+from minitf.distributed import auth, protocol, wire
 
 WAIT_LOG_EVERY = 5.0  # seconds between "waiting for" lines
 RETRY_PAUSE = 0.05
@@ -118,7 +118,7 @@ class Channel:
                 call_deadline = time.monotonic() + 5.0
                 if deadline is not None:
                     call_deadline = min(call_deadline, deadline)
-                return self.call({"op": "GetStatus"}, deadline=call_deadline)[0]
+                return self.call({"op": protocol.GET_STATUS}, deadline=call_deadline)[0]
             except (errors.UnavailableError, errors.DeadlineExceededError) as e:
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
@@ -139,14 +139,3 @@ class Channel:
                 sock.close()
             except OSError:
                 pass
-
-
-def remaining_ms(deadline):
-    """A deadline as milliseconds left, for a request header (0: none)."""
-    if deadline is None:
-        return 0
-    return max(1, int((deadline - time.monotonic()) * 1000))
-
-
-def deadline_from_ms(ms):
-    return None if not ms else time.monotonic() + ms / 1000.0

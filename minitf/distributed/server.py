@@ -29,15 +29,11 @@ import threading
 from minitf.framework import errors
 from minitf.runtime.config import ConfigProto
 from minitf.runtime.devices import local_devices
-from minitf.distributed import auth, wire
+from minitf.distributed import auth, protocol, wire
 from minitf.distributed.cluster_spec import ClusterSpec
 from minitf.distributed.master import MasterService
 from minitf.distributed.rpc import Channel
 from minitf.distributed.worker import WorkerService
-
-_MASTER_OPS = frozenset({"CreateSession", "ExtendSession", "RunStep", "CancelStep",
-                         "CloseSession", "Reset", "ListDevices"})
-
 
 def _log(line):
     print(line, file=sys.stderr, flush=True)
@@ -250,7 +246,7 @@ class Server:
         op = header.get("op")
         if not isinstance(op, str):
             raise errors.InvalidArgumentError(None, None, "request without an 'op'")
-        if op in _MASTER_OPS:
+        if op in protocol.MASTER_REQUESTS:
             return self.master.handle(header, tensors)
         return self.worker.handle(header, tensors)
 

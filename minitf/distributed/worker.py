@@ -4,12 +4,11 @@ Every server runs one. A master *registers* a partition (the ops of one step
 that were placed on this task, plus ``_Send``/``_Recv`` ops on every edge that
 crosses to another task) and then asks the worker to *run* it once per step.
 
-Tensors cross tasks by *pulling*: the ``_Send`` op puts its input into this
-worker's :class:`Rendezvous` under a key (tensor name; source device;
-destination device) and the step id; the ``_Recv`` op on the other task calls
-``RecvTensor`` on this worker, which waits in the rendezvous until that key
-is there and replies with the bytes. So workers exchange tensors directly;
-the client and the master never see them.
+Tensors cross tasks by *pulling* (see ``minitf/runtime/rendezvous.py``): a
+``_Send`` leaves its value in this worker's :class:`RemoteRendezvous`; the
+``_Recv`` on the other task asks this worker for it (``RecvTensor``), and the
+request waits in the rendezvous until the value is there. So workers exchange
+tensors directly; the client and the master never see them.
 
 State that outlives steps and sessions (variables, queues) lives in one
 :class:`ResourceManager` per device of this server.
@@ -18,139 +17,36 @@ State that outlives steps and sessions (variables, queues) lives in one
 import itertools
 import random
 import threading
-import time
-
-import numpy as np
 
 from minitf.framework import errors
 from minitf.framework.graph import Graph
-from minitf.kernels.registry import register
-from minitf.ops.op_def import register_op
-from minitf.runtime.deadness import DEAD
-from minitf.runtime.config import Transfer
-from minitf.runtime.executor import Plan, StepState, Trace
+from minitf.framework.op_def import DEAD
+from minitf.distributed import protocol
+from minitf.runtime.executor import Plan, StepState
+from minitf.runtime.plan_cache import PlanCache
+from minitf.runtime.rendezvous import Rendezvous
 from minitf.runtime.resource_manager import ResourceManager
-from minitf.distributed import graph_def
-from minitf.distributed.rpc import deadline_from_ms, remaining_ms
-
-register_op("_Recv", blocking=True)
-register_op("_Send", dead_when="pass")   # a dead value is sent as a "dead" marker
-register_op("_Arg")
-
-_POLL = 0.05  # seconds between checks of cancellation while waiting
+from minitf.runtime.thread_pools import pools_for
+from minitf.runtime.config import fuse_elementwise
+from minitf.runtime.tracing import Trace
 
 
-class Rendezvous:
-    """Tensors handed from ``_Send`` ops to whoever asks, keyed by (step, key)."""
+class RemoteRendezvous(Rendezvous):
+    """A worker's rendezvous: a ``_Recv`` whose sender is another task pulls the
+    value from that task's worker (``RecvTensor``); on this task it waits here."""
 
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._items = {}
-        self._aborted = {}  # step id -> OpError, so late senders/receivers fail fast
+    def __init__(self, worker):
+        super().__init__()
+        self._worker = worker
 
-    def send(self, step_id, key, value):
-        with self._cond:
-            if step_id in self._aborted:
-                return
-            self._items[(step_id, key)] = value
-            self._cond.notify_all()
-
-    def recv(self, step_id, key, deadline=None, cancelled=None, waiting_for=""):
-        with self._cond:
-            while True:
-                if (step_id, key) in self._items:
-                    return self._items.pop((step_id, key))
-                err = self._aborted.get(step_id)
-                if err is not None:
-                    raise err
-                if cancelled is not None and cancelled.is_set():
-                    raise errors.CancelledError(None, None, "Step %d was cancelled while "
-                                                "waiting for %s" % (step_id, waiting_for))
-                wait = _POLL
-                if deadline is not None:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise errors.DeadlineExceededError(
-                            None, None, "Timed out waiting for %s" % (waiting_for or key))
-                    wait = min(wait, left)
-                self._cond.wait(wait)
-
-    def abort(self, step_id, error):
-        with self._cond:
-            self._aborted[step_id] = error
-            for k in [k for k in self._items if k[0] == step_id]:
-                del self._items[k]
-            if len(self._aborted) > 1000:  # keep the memory of old steps bounded
-                for old in list(self._aborted)[:500]:
-                    del self._aborted[old]
-            self._cond.notify_all()
-
-    def finish(self, step_id):
-        """Drop whatever a finished step left behind (sends nobody received)."""
-        with self._cond:
-            for k in [k for k in self._items if k[0] == step_id]:
-                del self._items[k]
-
-
-# -- the cross-task kernels -------------------------------------------------------------------
-@register("_Send", ("CPU", "GPU"))
-def _send_kernel(op, device):
-    key = op.get_attr("key")
-
-    def compute(ctx, inputs):
-        ctx.step.extra["rendezvous"].send(ctx.step.step_id, key, inputs[0])
-        return []
-    return compute
-
-
-@register("_Recv", ("CPU", "GPU"))
-def _recv_kernel(op, device):
-    key = op.get_attr("key")
-    send_task = op.get_attr("send_task")
-    send_device = op.get_attr("send_device")
-    recv_device = op.get_attr("recv_device")
-    tensor_name = op.get_attr("tensor_name")
-    attrs = op._attrs
-    aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
-    orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
-
-    def compute(ctx, inputs):
-        step = ctx.step
-        env = step.extra["worker"]
-        start = time.time_ns() // 1000
-        if send_task == env.task_name:
-            value = step.extra["rendezvous"].recv(step.step_id, key, step.deadline,
-                                                  step.cancelled, tensor_name)
-        else:
-            channel = env.channel(send_task)
-            header = {"op": "RecvTensor", "step": step.step_id, "key": key,
-                      "deadline_ms": remaining_ms(step.deadline)}
-            reply, tensors = channel.call(header, deadline=step.deadline,
-                                          what="tensor %s from %s" % (tensor_name, send_task))
-            value = DEAD if reply.get("dead") else tensors[0]
-        trace = step.extra.get("trace")
-        if trace is not None and not aux and value is not DEAD:
-            wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
-            if orig_itemsize is not None:  # compressed: bytes before and on the wire
-                nbytes = value.size * orig_itemsize
-                if value.dtype == np.uint8:
-                    wire_bytes += 8  # the int8 encoding's min and scale
-            else:
-                nbytes = wire_bytes
-            trace.transfers.append(Transfer(
-                tensor=tensor_name, src_device=send_device, dst_device=recv_device,
-                bytes=nbytes, wire_bytes=wire_bytes, start_micros=start,
-                end_micros=time.time_ns() // 1000))
-        return [value]
-    return compute
-
-
-@register("_Arg", ("CPU", "GPU"))
-def _arg_kernel(op, device):
-    def compute(ctx, inputs):
-        raise errors.InternalError(None, None, "feed %s was not passed to the partition"
-                                   % op.name)
-    return compute
+    def receive(self, step, send_task, key, tensor_name):
+        if send_task == self._worker.task_name:
+            return super().receive(step, send_task, key, tensor_name)
+        header = {"op": protocol.RECV_TENSOR, "step": step.step_id, "key": key,
+                  "deadline_ms": protocol.remaining_ms(step.deadline)}
+        reply, tensors = self._worker.channel(send_task).call(
+            header, deadline=step.deadline, what="tensor %s from %s" % (tensor_name, send_task))
+        return DEAD if reply.get("dead") else tensors[0]
 
 
 class _FixedPlacer:
@@ -174,14 +70,31 @@ class _FixedPlacer:
 
 
 class _Partition:
-    """A registered partition: its graph and its (cached) plan."""
+    """A registered partition: its graph, the session's config, and its plans."""
 
-    def __init__(self, graph, session, placer):
+    def __init__(self, worker, graph, session, config):
         self.graph = graph
         self.session = session
-        self.placer = placer
-        self.plans = {}
-        self.lock = threading.Lock()
+        self.config = config
+        self.placer = _FixedPlacer(worker.devices)
+        self.contexts = {name: (rm, worker.session_state(session))
+                         for name, rm in worker.resources.items()}
+        self.pools, self.owns_pools = pools_for(config, "minitf-worker")
+        self.plans = PlanCache(self._build)
+
+    def _build(self, key):
+        feed_names, fetch_names = key
+        graph = self.graph
+        feeds = [graph.get_tensor_by_name(n) for n in feed_names]
+        fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
+        fed_ops = {t.op for t in feeds}
+        targets = [op for op in graph.get_operations() if op not in fed_ops]
+        return Plan(graph, fetches, targets, feeds, self.placer, self.contexts, self.pools,
+                    fuse=fuse_elementwise(self.config))
+
+    def close(self):
+        if self.owns_pools:
+            self.pools.shutdown()
 
 
 class WorkerService:
@@ -192,7 +105,7 @@ class WorkerService:
         self.devices = {d.name: d for d in devices}
         self.device_list = list(devices)
         self.resources = {d.name: ResourceManager(d.name) for d in devices}
-        self.rendezvous = Rendezvous()
+        self.rendezvous = RemoteRendezvous(self)
         self._channel_for = channel_for
         self._partitions = {}
         self._session_state = {}
@@ -203,33 +116,52 @@ class WorkerService:
         # again, and a master still holding an old handle must get "not registered", never
         # another session's partition that happens to reuse the number.
         self._incarnation = "%08x" % random.getrandbits(32)
+        self.handlers = {
+            protocol.GET_STATUS: self._get_status,
+            protocol.REGISTER_GRAPH: self._register_graph,
+            protocol.RUN_GRAPH: self._run_graph,
+            protocol.RECV_TENSOR: self._recv_tensor,
+            protocol.ABORT_STEP: self._abort_step,
+            protocol.DEREGISTER_GRAPH: self._deregister_graph,
+            protocol.CLEANUP_SESSION: self._cleanup_session,
+            protocol.RESET_CONTAINERS: self._reset_containers,
+            protocol.LIST_STATE: self._list_state,
+        }
 
     def channel(self, task_name):
         return self._channel_for(task_name)
 
-    # -- requests ------------------------------------------------------------------------
-    def get_status(self):
-        return {"task": self.task_name, "devices": [d.as_dict() for d in self.device_list]}
-
-    def register_graph(self, session, node_defs, tensors):
-        graph = Graph()
-        graph_def.import_nodes(graph, node_defs, tensors)
-        handle = "%s/graph-%s-%d" % (self.task_name, self._incarnation, next(self._ids))
+    def session_state(self, session):
         with self._lock:
-            self._partitions[handle] = _Partition(graph, session,
-                                                  _FixedPlacer(self.devices))
-            self._session_state.setdefault(session, {})
+            return self._session_state.setdefault(session, {})
+
+    # -- the services ---------------------------------------------------------------------
+    def get_status(self):
+        return {"task": self.task_name,
+                "devices": [protocol.device_to_wire(d) for d in self.device_list]}
+
+    def register_graph(self, session, node_defs, tensors, config):
+        graph = Graph()
+        protocol.import_nodes(graph, node_defs, tensors)
+        handle = "%s/graph-%s-%d" % (self.task_name, self._incarnation, next(self._ids))
+        partition = _Partition(self, graph, session, config)
+        with self._lock:
+            self._partitions[handle] = partition
         return handle
 
     def deregister_graph(self, handle):
         with self._lock:
-            self._partitions.pop(handle, None)
+            partition = self._partitions.pop(handle, None)
+        if partition is not None:
+            partition.close()
 
     def cleanup_session(self, session):
         with self._lock:
-            for h in [h for h, p in self._partitions.items() if p.session == session]:
-                del self._partitions[h]
+            handles = [h for h, p in self._partitions.items() if p.session == session]
+            closed = [self._partitions.pop(h) for h in handles]
             self._session_state.pop(session, None)
+        for partition in closed:
+            partition.close()
 
     def run_graph(self, handle, step_id, feed_names, feed_values, fetch_names, deadline,
                   trace_on):
@@ -238,31 +170,13 @@ class WorkerService:
             raise errors.AbortedError(None, None, "Graph handle %s is not registered on %s "
                                       "(the server restarted?). Create a new session."
                                       % (handle, self.task_name))
-        key = (tuple(feed_names), tuple(fetch_names))
-        plan = part.plans.get(key)
-        if plan is None:
-            with part.lock:
-                plan = part.plans.get(key)
-                if plan is None:
-                    graph = part.graph
-                    feeds = [graph.get_tensor_by_name(n) for n in feed_names]
-                    fetches = [graph.get_tensor_by_name(n) for n in fetch_names]
-                    fed_ops = {t.op for t in feeds}
-                    targets = [op for op in graph.get_operations() if op not in fed_ops]
-                    contexts = {name: (rm, self._session_state.setdefault(part.session, {}))
-                                for name, rm in self.resources.items()}
-                    plan = Plan(graph, fetches, targets, feeds, part.placer, contexts,
-                                self._pools)
-                    part.plans[key] = plan
-        step = StepState(deadline, step_id)
+        plan = part.plans.get((tuple(feed_names), tuple(fetch_names)))
         trace = Trace() if trace_on else None
-        if trace is not None:
-            trace.transfers = []
-        step.extra.update(rendezvous=self.rendezvous, worker=self, trace=trace)
+        step = StepState(deadline, step_id, self.rendezvous, trace)
         with self._lock:
             self._steps.setdefault(step_id, []).append(step)
         try:
-            values = plan.run(feed_values, step, trace)
+            values = plan.run(feed_values, step)
         finally:
             with self._lock:
                 steps = self._steps.get(step_id, [])
@@ -272,8 +186,7 @@ class WorkerService:
                     self._steps.pop(step_id, None)
         stats = None
         if trace is not None:
-            stats = {"dev_stats": [_stats_to_wire(d) for d in trace.device_stats()],
-                     "transfers": [_transfer_to_wire(t) for t in trace.transfers]}
+            stats = protocol.stats_to_wire(trace.device_stats(), trace.transfers)
         return values, stats
 
     def recv_tensor(self, step_id, key, deadline):
@@ -312,70 +225,54 @@ class WorkerService:
                             arrays.append(value)
         return summary, arrays
 
-    # Thread pools for the dataflow executor (created on first use).
-    _pool_pair = None
-
-    def _pools(self):
-        if self._pool_pair is None:
-            import concurrent.futures
-            import os
-            width = max(2, os.cpu_count() or 2)
-            self._pool_pair = (
-                concurrent.futures.ThreadPoolExecutor(width, "minitf-worker-op"),
-                concurrent.futures.ThreadPoolExecutor(64, "minitf-worker-blocking"))
-        return self._pool_pair
-
     def shutdown(self):
-        if self._pool_pair is not None:
-            for pool in self._pool_pair:
-                pool.shutdown(wait=False, cancel_futures=True)
-            self._pool_pair = None
+        with self._lock:
+            partitions, self._partitions = list(self._partitions.values()), {}
+        for partition in partitions:
+            partition.close()
 
-    # -- the request dispatcher ---------------------------------------------------------------
+    # -- requests: header and tensors in, reply header and tensors out ------------------------
     def handle(self, header, tensors):
-        op = header["op"]
-        deadline = deadline_from_ms(header.get("deadline_ms"))
-        if op == "GetStatus":
-            return self.get_status(), []
-        if op == "RegisterGraph":
-            handle = self.register_graph(header["session"], header["nodes"], tensors)
-            return {"graph": handle}, []
-        if op == "RunGraph":
-            values, stats = self.run_graph(header["graph"], header["step"], header["feeds"],
-                                           tensors, header["fetches"], deadline,
-                                           header.get("trace", False))
-            return {"stats": stats}, values
-        if op == "RecvTensor":
-            value = self.recv_tensor(header["step"], header["key"], deadline)
-            if value is DEAD:              # the sender's side of a tf.cond did not run
-                return {"dead": True}, []
-            return {}, [value]
-        if op == "AbortStep":
-            self.abort_step(header["step"], header.get("message", "step aborted"))
-            return {}, []
-        if op == "DeregisterGraph":
-            self.deregister_graph(header["graph"])
-            return {}, []
-        if op == "CleanupSession":
-            self.cleanup_session(header["session"])
-            return {}, []
-        if op == "ResetContainers":
-            self.reset(header.get("containers"))
-            return {}, []
-        if op == "ListState":
-            summary, arrays = self.list_state(header.get("values", False))
-            return {"state": summary}, arrays
-        raise errors.UnimplementedError(None, None, "unknown worker request %r" % op)
+        return protocol.dispatch(self.handlers, header, tensors)
 
+    def _get_status(self, header, tensors):
+        return self.get_status(), []
 
-def _stats_to_wire(dev):
-    return {"device": dev.device, "nodes": [
-        [n.node_name, n.op_type, n.all_start_micros, n.all_end_rel_micros,
-         [[o.slot, o.tensor_description.dtype, o.tensor_description.shape,
-           o.tensor_description.requested_bytes] for o in n.output], n.thread_id]
-        for n in dev.node_stats]}
+    def _deregister_graph(self, header, tensors):
+        self.deregister_graph(header["graph"])
+        return {}, []
 
+    def _register_graph(self, header, tensors):
+        handle = self.register_graph(header["session"], header["nodes"], tensors,
+                                     protocol.config_from_wire(header.get("config")))
+        return {"graph": handle}, []
 
-def _transfer_to_wire(t):
-    return [t.tensor, t.src_device, t.dst_device, t.bytes, t.start_micros, t.end_micros,
-            t.wire_bytes]
+    def _run_graph(self, header, tensors):
+        values, stats = self.run_graph(header["graph"], header["step"], header["feeds"],
+                                       tensors, header["fetches"],
+                                       protocol.deadline_from_ms(header.get("deadline_ms")),
+                                       header.get("trace", False))
+        return {"stats": stats}, values
+
+    def _recv_tensor(self, header, tensors):
+        value = self.recv_tensor(header["step"], header["key"],
+                                 protocol.deadline_from_ms(header.get("deadline_ms")))
+        if value is DEAD:              # the sender's side of a tf.cond did not run
+            return {"dead": True}, []
+        return {}, [value]
+
+    def _abort_step(self, header, tensors):
+        self.abort_step(header["step"], header.get("message", "step aborted"))
+        return {}, []
+
+    def _cleanup_session(self, header, tensors):
+        self.cleanup_session(header["session"])
+        return {}, []
+
+    def _reset_containers(self, header, tensors):
+        self.reset(header.get("containers"))
+        return {}, []
+
+    def _list_state(self, header, tensors):
+        summary, arrays = self.list_state(header.get("values", False))
+        return {"state": summary}, arrays

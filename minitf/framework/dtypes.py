@@ -211,3 +211,28 @@ def dtype_of_numpy(array):
 
 
 QUANTIZED_DTYPES = frozenset()
+
+
+# -- dtype names as the op table lists them ---------------------------------------------------
+#: What an op row says its kernels take (``OpDef.devices``): tuples of names.
+FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
+INTEGER_NAMES = ("int8", "int16", "int32", "int64", "uint8", "uint16")
+NUMBER_NAMES = INTEGER_NAMES + FLOAT_NAMES
+
+
+def to_string_array(value):
+    """``value`` (a str, bytes, or nested lists/arrays of them) as a numpy
+    ``object`` array of ``bytes``: how minitf holds a ``tf.string`` tensor.
+    ``str`` elements are encoded as UTF-8; anything else is a TypeError."""
+    arr = np.asarray(value, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for idx, item in np.ndenumerate(arr):
+        if isinstance(item, str):
+            item = item.encode("utf-8")
+        elif isinstance(item, np.bytes_):
+            item = bytes(item)
+        elif not isinstance(item, bytes):
+            raise TypeError("Failed to convert elements of %r to Tensor: expected bytes or "
+                            "str, got %s." % (value, type(item).__name__))
+        out[idx] = item
+    return out

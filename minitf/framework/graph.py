@@ -1,7 +1,7 @@
 """Graphs, operations and tensors: the data structure a TF1 program builds.
 
 Building a graph runs nothing. Each call such as ``x + 300`` adds an
-:class:`Operation` (a node: a type such as ``AddV2``, input tensors, attributes,
+:class:`Operation` (a node: a type such as ``Mul``, input tensors, attributes,
 a requested device) to the default :class:`Graph` and returns its output
 :class:`Tensor` (an edge: "output 0 of op ``add``", written ``add:0``).
 A session later prunes, places and runs the part of the graph a fetch needs.
@@ -19,6 +19,9 @@ While an op is created the graph applies the context the program set up with
 import contextlib
 import threading
 
+from minitf.framework import op_def as _op_def
+from minitf.framework.default_session import session_for
+from minitf.framework.default_stack import DefaultStack
 from minitf.framework.device_spec import DeviceSpec
 from minitf.framework.tensor_shape import as_shape
 
@@ -49,7 +52,7 @@ class Tensor:
     """Output ``value_index`` of operation ``op``: a symbolic value, not data.
 
     ``sess.run(t)`` or ``t.eval()`` computes it. Arithmetic operators build new
-    ops (``t + 1`` adds an ``AddV2`` node); see ``minitf.ops.math_ops``.
+    ops (``t * 2`` adds a ``Mul`` node); see ``minitf.ops.math_ops``.
     """
 
     __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_name", "__weakref__")
@@ -86,8 +89,7 @@ class Tensor:
 
     def eval(self, feed_dict=None, session=None):
         """Run this tensor in ``session`` (default: the default session)."""
-        from minitf.runtime.session import _session_for
-        return _session_for(session, self.graph).run(self, feed_dict)
+        return session_for(session, self.graph).run(self, feed_dict)
 
     def __repr__(self):
         return "<tf.Tensor '%s' shape=%s dtype=%s>" % (self._name, self._shape, self._dtype.name)
@@ -128,7 +130,8 @@ class Tensor:
 class Operation:
     """A node of the graph.
 
-    ``type`` names what it computes (``MatMul``); ``inputs`` are the tensors it
+    ``type`` names what it computes (``Mul``), a row of the op table
+    (``minitf.framework.op_def``); ``inputs`` are the tensors it
     reads; ``control_inputs`` are ops that must finish first; ``outputs`` are
     the tensors it produces; ``device`` is the *requested* device spec (the
     placer decides the actual one at run time).
@@ -148,6 +151,7 @@ class Operation:
                          for i, (dt, sh) in enumerate(zip(output_dtypes, output_shapes))]
         self._id = len(graph._nodes_by_id)
         self._traceback = None
+        self._op_def = None       # its row of the op table, set by Graph.create_op
 
     graph = property(lambda self: self._graph)
     type = property(lambda self: self._type)
@@ -156,6 +160,7 @@ class Operation:
     outputs = property(lambda self: list(self._outputs))
     control_inputs = property(lambda self: list(self._control_inputs))
     device = property(lambda self: self._device)
+    op_def = property(lambda self: self._op_def)
 
     @property
     def node_def(self):
@@ -204,12 +209,7 @@ class Operation:
 
     def run(self, feed_dict=None, session=None):
         """Run this op in ``session`` (default: the default session)."""
-        from minitf.runtime.session import _session_for, get_default_session
-        if session is None and get_default_session() is None:
-            raise ValueError("Cannot execute operation using `run()`: No default session "
-                             "is registered. Use `with sess.as_default():` or pass an "
-                             "explicit session to `run(session=sess)`")
-        _session_for(session, self._graph).run(self, feed_dict)
+        session_for(session, self._graph, "operation").run(self, feed_dict)
 
     def __repr__(self):
         return "<tf.Operation '%s' type=%s>" % (self._name, self._type)
@@ -264,6 +264,10 @@ class Graph:
         # Ops created since the graph was last shipped to a master (see
         # minitf.distributed): remote sessions extend their copy incrementally.
         self._last_id = 0
+        # The tf.data pipelines of this graph's iterators (minitf/ops/iterator_ops.py):
+        # Python objects that stay with the graph, keyed by the iterator op's
+        # ``dataset_key`` attr (TF keeps them as functions in its graph library).
+        self._datasets = {}
 
     # -- per-thread scope stacks --------------------------------------------------
     def _stack(self, name, factory):
@@ -311,11 +315,8 @@ class Graph:
     @contextlib.contextmanager
     def as_default(self):
         """Make this graph the default graph of the current thread in the block."""
-        _default_graph_stack().append(self)
-        try:
+        with _GRAPHS.default(self):
             yield self
-        finally:
-            _default_graph_stack().pop()
 
     # -- seeds, version, finalize -------------------------------------------------------
     @property
@@ -529,6 +530,7 @@ class Graph:
 
         Inside a branch of ``tf.cond`` the branch's context first routes each
         input made outside the branch through a ``Switch`` (control_flow_ops)."""
+        row = _op_def.lookup(op_type)      # an undeclared op type is an error
         cond = self._cond_context
         branch_controls = []
         if cond is not None:
@@ -546,7 +548,7 @@ class Graph:
             else:
                 name = self.unique_name(name)
             attrs = dict(attrs or {})
-            if op_type in _STATEFUL_CONTAINER_OPS and "container" in attrs and \
+            if row.resource and "container" in attrs and \
                     not attrs["container"]:
                 attrs["container"] = self._container
             colocation = set()
@@ -555,6 +557,7 @@ class Graph:
             op = Operation(self, op_type, name, inputs, output_dtypes, output_shapes,
                            attrs, self._current_control_inputs(inputs) + branch_controls, "",
                            sorted(colocation))
+            op._op_def = row
             self._apply_device_scopes(op)
             for c in reversed(self._colocation_stack):
                 if c.device:
@@ -679,14 +682,6 @@ class Graph:
         return "<minitf.Graph with %d ops at %s>" % (len(self._nodes_by_id), hex(id(self)))
 
 
-# Ops whose "container" attr, left empty, is filled from ``tf.container``.
-_STATEFUL_CONTAINER_OPS = frozenset({
-    "VariableV2", "FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2",
-    "PriorityQueueV2", "TextLineReaderV2", "WholeFileReaderV2",
-    "FixedLengthRecordReaderV2", "IdentityReaderV2", "ConditionalAccumulator",
-})
-
-
 def as_operation(x):
     """The op behind ``x`` (an Operation, a Tensor, or a Variable), or None."""
     if hasattr(x, "_as_graph_element"):
@@ -698,23 +693,16 @@ def as_operation(x):
 
 # -- the default graph -----------------------------------------------------------------
 _global_default_graph = None
-_local = threading.local()
-
-
-def _default_graph_stack():
-    stack = getattr(_local, "stack", None)
-    if stack is None:
-        stack = _local.stack = []
-    return stack
+_GRAPHS = DefaultStack()    # this thread's ``as_default()`` graphs
 
 
 def get_default_graph():
     """The graph new ops go into: the innermost ``as_default()`` graph of this
     thread, else the global default graph."""
     global _global_default_graph
-    stack = _default_graph_stack()
-    if stack:
-        return stack[-1]
+    graph = _GRAPHS.top()
+    if graph is not None:
+        return graph
     if _global_default_graph is None:
         _global_default_graph = Graph()
     return _global_default_graph
@@ -723,9 +711,8 @@ def get_default_graph():
 def reset_default_graph():
     """Replace the global default graph with a new, empty one."""
     global _global_default_graph
-    if _default_graph_stack():
+    if _GRAPHS:
         raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. "
                              "If you need a cleared graph, exit the nesting and create a "
                              "new graph.")
     _global_default_graph = Graph()
-

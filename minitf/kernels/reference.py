@@ -6,8 +6,8 @@ same interface as every other backend and follows the same TensorFlow rules:
 
 * float16 and bfloat16 compute in float32 and round once at the end;
 * float sums and products accumulate in float64;
-* integer division by zero and integer negative powers raise
-  ``InvalidArgumentError`` with TensorFlow's message;
+* elementwise ops compute with each row's ``Elementwise.reference``
+  (argument checks, such as integer division by zero, are the row kernel's);
 * 0-d inputs give 0-d arrays.
 """
 
@@ -24,92 +24,37 @@ def _compute(x):
     return x.astype(np.float32) if x.dtype in _HALF_TYPES else x
 
 
+def unary(row, x):
+    """The elementwise op ``row`` applied to each element of ``x``: its
+    ``Elementwise.reference`` numpy function."""
+    x = np.asarray(x)
+    xc = _compute(x)
+    ew = row.elementwise
+    if xc.dtype.kind not in ew.scalar and not (xc.dtype.kind in "iu" and "i" in ew.scalar):
+        raise TypeError("%s does not take dtype %s" % (row.name, x.dtype))
+    with np.errstate(all="ignore"):
+        r = ew.reference(xc)
+    return np.asarray(r).astype(np.bool_ if ew.bool_output else x.dtype)
+
+
+def binary(row, x, y):
+    """The elementwise op ``row`` of ``x`` and ``y`` with numpy broadcasting;
+    bool out for comparisons. (The row's kernel checks the arguments first.)"""
+    x, y = np.asarray(x), np.asarray(y)
+    with np.errstate(all="ignore"):
+        r = row.elementwise.reference(_compute(x), _compute(y))
+    return np.asarray(r).astype(np.bool_ if row.elementwise.bool_output else x.dtype)
+
+
 def _trunc_div(x, y):
     """Integer division rounding toward zero (C, TF), from numpy's floor division."""
     q = np.floor_divide(x, y)
     return q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(q.dtype)
 
 
-def _tf_floor_mod(x, y):
-    r = np.fmod(x, y)
-    return np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
-
-
-_UNARY = {
-    "Neg": np.negative,
-    "Abs": np.abs,
-    "Square": np.square,
-    "Sqrt": np.sqrt,
-    "Rsqrt": lambda x: np.reciprocal(np.sqrt(x)),
-    "Exp": np.exp,
-    "Log": np.log,
-    "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
-    "Sigmoid": lambda x: np.reciprocal(1 + np.exp(-x)),
-    "Tanh": np.tanh,
-    "Sign": np.sign,
-    "Reciprocal": np.reciprocal,
-    "Floor": np.floor,
-    "Ceil": np.ceil,
-    "Round": np.rint,
-    "LogicalNot": np.logical_not,
-}
-
-_FLOAT_ONLY = {"Sqrt", "Rsqrt", "Exp", "Log", "Sigmoid", "Tanh", "Reciprocal", "Floor",
-               "Ceil", "Round"}
-
-
-def unary(op, x):
-    """``op`` applied to each element of ``x``."""
-    x = np.asarray(x)
-    xc = _compute(x)
-    if op in _FLOAT_ONLY and xc.dtype.kind != "f":
-        raise TypeError("%s needs a float dtype, got %s" % (op, x.dtype))
-    with np.errstate(all="ignore"):
-        r = _UNARY[op](xc)
-    return np.asarray(r).astype(x.dtype)
-
-
-_BINARY = {
-    "AddV2": np.add,
-    "Sub": np.subtract,
-    "Mul": np.multiply,
-    "RealDiv": lambda x, y: np.true_divide(x, y) if x.dtype.kind == "f" else _trunc_div(x, y),
-    "FloorDiv": lambda x, y: np.floor(x / y) if x.dtype.kind == "f" else np.floor_divide(x, y),
-    "FloorMod": lambda x, y: _tf_floor_mod(x, y) if x.dtype.kind == "f" else np.remainder(x, y),
-    "Pow": np.power,
-    "Maximum": np.maximum,
-    "Minimum": np.minimum,
-    "SquaredDifference": lambda x, y: np.square(x - y),
-    "Equal": np.equal,
-    "NotEqual": np.not_equal,
-    "Less": np.less,
-    "LessEqual": np.less_equal,
-    "Greater": np.greater,
-    "GreaterEqual": np.greater_equal,
-    "LogicalAnd": np.logical_and,
-    "LogicalOr": np.logical_or,
-}
-
-_BOOL_OUTPUT = {"Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual",
-                "LogicalAnd", "LogicalOr"}
-
-
-def binary(op, x, y):
-    """``op(x, y)`` elementwise with numpy broadcasting; bool out for comparisons."""
-    x, y = np.asarray(x), np.asarray(y)
-    if x.dtype.kind in "iu":
-        if op in ("RealDiv", "FloorDiv", "FloorMod") and np.any(y == 0):
-            raise InvalidArgumentError(None, None, "Integer division by zero")
-        if op == "Pow" and np.any(y < 0):
-            raise InvalidArgumentError(
-                None, None, "Integers to negative integer powers are not allowed")
-    with np.errstate(all="ignore"):
-        r = _BINARY[op](_compute(x), _compute(y))
-    return np.asarray(r).astype(np.bool_ if op in _BOOL_OUTPUT else x.dtype)
-
-
-def reduce(op, x, axes, keepdims):
-    """Sum/Mean/Max/Min/Prod/All/Any over ``axes``; output dtype = input dtype."""
+def reduce(kind, x, axes, keepdims):
+    """The ``kind`` reduction ("sum", "mean", "max", "min", "prod", "all", "any")
+    over ``axes``; output dtype = input dtype."""
     x = np.asarray(x)
     axes = tuple(sorted(set(axes)))
     if not axes:
@@ -120,25 +65,25 @@ def reduce(op, x, axes, keepdims):
     acc = np.float64 if floaty else xc.dtype
     count = int(np.prod([x.shape[a] for a in axes]))
     with np.errstate(all="ignore"):
-        if op == "Sum":
+        if kind == "sum":
             r = np.sum(xc, dtype=acc, **kw)
-        elif op == "Prod":
+        elif kind == "prod":
             r = np.prod(xc, dtype=acc, **kw)
-        elif op == "Max":
+        elif kind == "max":
             r = np.max(xc, initial=-np.inf if floaty else np.iinfo(x.dtype).min, **kw)
-        elif op == "Min":
+        elif kind == "min":
             r = np.min(xc, initial=np.inf if floaty else np.iinfo(x.dtype).max, **kw)
-        elif op == "All":
+        elif kind == "all":
             r = np.all(xc, **kw)
-        elif op == "Any":
+        elif kind == "any":
             r = np.any(xc, **kw)
-        elif op == "Mean" and floaty:
+        elif kind == "mean" and floaty:
             r = np.sum(xc, dtype=np.float64, **kw) / count
-        elif op == "Mean":
-            s = np.sum(xc, dtype=acc, **kw)            # wraps, like TF's int sum
-            r = _trunc_div(s, np.asarray(count, acc)) if count else np.zeros_like(s)
+        elif kind == "mean":
+            s = np.sum(xc, dtype=np.int64, **kw)       # TF's integer mean sums in int64
+            r = _trunc_div(s, np.asarray(count, np.int64)) if count else np.zeros_like(s)
         else:
-            raise ValueError("unknown reduction %r" % op)
+            raise ValueError("unknown reduction %r" % kind)
     return np.asarray(r).astype(x.dtype)
 
 
@@ -201,6 +146,8 @@ def argmin(x, axis, out_np_dtype):
 def log_softmax(logits):
     """``logits - max - log(sum(exp(logits - max)))`` over the last axis."""
     x = np.asarray(logits)
+    if x.size == 0:
+        return x.copy()
     z = _compute(x).astype(np.float64)
     z = z - z.max(axis=-1, keepdims=True)
     return (z - np.log(np.exp(z).sum(axis=-1, keepdims=True))).astype(x.dtype)
@@ -209,6 +156,8 @@ def log_softmax(logits):
 def softmax(logits):
     """``exp(x - max) / sum(exp(x - max))`` over the last axis."""
     x = np.asarray(logits)
+    if x.size == 0:
+        return x.copy()
     z = _compute(x).astype(np.float64)
     e = np.exp(z - z.max(axis=-1, keepdims=True))
     return (e / e.sum(axis=-1, keepdims=True)).astype(x.dtype)
@@ -238,3 +187,40 @@ def sparse_softmax_xent(logits, labels):
     onehot = np.zeros(x.shape, np.float64)
     onehot[np.arange(labels.size), labels.ravel()] = 1.0
     return softmax_xent(x, onehot)
+
+
+# -- the optimizers' updates: the textbook formulas, written out of place --------------------
+def apply_gradient_descent(var, alpha, delta):
+    var[...] = var - np.asarray(alpha) * delta
+    return var
+
+
+def apply_momentum(var, accum, lr, grad, momentum, use_nesterov=False):
+    accum[...] = accum * momentum + grad
+    step = grad * lr + accum * momentum * lr if use_nesterov else accum * lr
+    var[...] = var - step
+    return var
+
+
+def apply_adagrad(var, accum, lr, grad, update_slots=True):
+    if update_slots:
+        accum[...] = accum + grad * grad
+    var[...] = var - lr * grad / np.sqrt(accum)
+    return var
+
+
+def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
+    ms[...] = rho * ms + (1 - rho) * grad * grad
+    mom[...] = momentum * mom + lr * grad / np.sqrt(ms + epsilon)
+    var[...] = var - mom
+    return var
+
+
+def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad,
+               use_nesterov=False):
+    lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
+    m[...] = beta1 * m + (1 - beta1) * grad
+    v[...] = beta2 * v + (1 - beta2) * grad * grad
+    step = beta1 * m + (1 - beta1) * grad if use_nesterov else m
+    var[...] = var - lr_t * step / (np.sqrt(v) + epsilon)
+    return var

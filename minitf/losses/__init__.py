@@ -1,7 +1,7 @@
 """``tf.losses``: mean losses over a batch, added to the LOSSES collection."""
 
 from minitf.framework.graph import GraphKeys, get_default_graph
-from minitf.ops import math_ops, nn_ops
+from minitf.ops import math_ops, nn_ops, reduction_ops
 from minitf.ops.core import convert_to_tensor, name_scope
 
 
@@ -16,7 +16,7 @@ def mean_squared_error(labels, predictions, weights=1.0, scope=None,
     with name_scope(scope, "mean_squared_error", [labels, predictions]) as s:
         p = convert_to_tensor(predictions)
         y = math_ops.cast(convert_to_tensor(labels), p.dtype)
-        loss = math_ops.reduce_mean(math_ops.squared_difference(p, y) * weights, name=s)
+        loss = reduction_ops.reduce_mean(math_ops.squared_difference(p, y) * weights, name=s)
     return _finish(loss, loss_collection)
 
 
@@ -25,7 +25,7 @@ def absolute_difference(labels, predictions, weights=1.0, scope=None,
     with name_scope(scope, "absolute_difference", [labels, predictions]) as s:
         p = convert_to_tensor(predictions)
         y = math_ops.cast(convert_to_tensor(labels), p.dtype)
-        loss = math_ops.reduce_mean(math_ops.abs(p - y) * weights, name=s)
+        loss = reduction_ops.reduce_mean(math_ops.abs(p - y) * weights, name=s)
     return _finish(loss, loss_collection)
 
 
@@ -34,7 +34,7 @@ def sparse_softmax_cross_entropy(labels, logits, weights=1.0, scope=None,
     with name_scope(scope, "sparse_softmax_cross_entropy_loss", [labels, logits]) as s:
         per_example = nn_ops.sparse_softmax_cross_entropy_with_logits(labels=labels,
                                                                       logits=logits)
-        loss = math_ops.reduce_mean(per_example * weights, name=s)
+        loss = reduction_ops.reduce_mean(per_example * weights, name=s)
     return _finish(loss, loss_collection)
 
 
@@ -43,7 +43,7 @@ def softmax_cross_entropy(onehot_labels, logits, weights=1.0, scope=None,
     with name_scope(scope, "softmax_cross_entropy_loss", [onehot_labels, logits]) as s:
         per_example = nn_ops.softmax_cross_entropy_with_logits_v2(labels=onehot_labels,
                                                                   logits=logits)
-        loss = math_ops.reduce_mean(per_example * weights, name=s)
+        loss = reduction_ops.reduce_mean(per_example * weights, name=s)
     return _finish(loss, loss_collection)
 
 

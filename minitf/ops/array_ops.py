@@ -1,18 +1,541 @@
-"""Ops that create, reshape and combine tensors without arithmetic."""
+"""Ops that create, reshape and combine tensors without arithmetic.
+
+They only move data, so their kernels are plain numpy (copying memory is what
+numpy already does at full speed) and they run on every device type: on a real
+GPU the runtime hands them host copies of their inputs (``kernel_reads`` is
+HOST). Shapes, permutations and multiples are host-memory inputs of a GPU
+kernel (``host_memory_inputs``), as in TF.
+
+Each op is a row of the op table (``minitf/framework/op_def.py``) next to the
+``tf.*`` function that builds it and checks its static shape.
+"""
 
 import numpy as np
 
-from minitf.framework import dtypes
+from minitf.framework import dtypes, errors
 from minitf.framework.graph import Tensor, get_default_graph
+from minitf.framework.op_def import (ANY_DTYPE, BACKEND, NOT_DIFFERENTIABLE, OpDef,
+                                     declare)
 from minitf.framework.tensor_shape import TensorShape, as_shape
-from minitf.ops.core import (_holds_tensor, constant, convert_to_tensor, dt_enum_name, make_op,
-                             name_scope, shape_str)
+from minitf.ops import math_ops, reduction_ops
+from minitf.ops.core import (CONST, EVERY_DEVICE, _holds_tensor, binary_inputs, constant,
+                             convert_to_tensor, dt_enum_name, make_op, name_scope, shape_str)
+from minitf.ops.elementwise import FLOAT_NAMES
 
 
+def tf_type_name(dtype):
+    """The C++ name TF uses in messages: float, double, int32, string..."""
+    return {"float32": "float", "float64": "double", "float16": "half"}.get(
+        dtype.base_dtype.name, dtype.base_dtype.name)
+
+
+def shape_text(shape):
+    """A static shape as TF's kernels print it: ``[2,?]``, ``<unknown>``."""
+    if shape.ndims is None:
+        return "<unknown>"
+    return "[%s]" % ",".join("?" if d is None else str(d) for d in shape.as_list())
+
+
+def _static(shape):
+    return shape.as_list() if shape.is_fully_defined() else None
+
+
+def _identity_grad(op, grad):
+    return [grad]
+
+
+# =============================================================== feeds and names ===
+def _placeholder_kernel(op, backend):
+    dt, shape = op.get_attr("dtype"), op.get_attr("shape")
+    message = "You must feed a value for placeholder tensor '%s' with dtype %s" % (
+        op.name, tf_type_name(dt))
+    if shape.ndims is not None:
+        message += " and shape %s" % shape_text(shape)
+
+    def compute(ctx, inputs):
+        raise errors.InvalidArgumentError(None, None, message)
+    return compute
+
+
+#: A tensor whose value must be fed; running it unfed is TF's error.
+PLACEHOLDER = declare(OpDef("Placeholder", attrs=("dtype", "shape"),
+                            gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                            kernel=_placeholder_kernel))
+
+
+def _identity_kernel(op, backend):
+    return lambda ctx, inputs: [inputs[0]]
+
+
+IDENTITY = declare(OpDef("Identity", inputs=("input",), attrs=("T",), gradient=_identity_grad,
+                         devices=EVERY_DEVICE, kernel=_identity_kernel))
+STOP_GRADIENT = declare(OpDef("StopGradient", inputs=("input",), attrs=("T",),
+                              gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                              kernel=_identity_kernel))
+PLACEHOLDER_WITH_DEFAULT = declare(OpDef(
+    "PlaceholderWithDefault", inputs=("input",), attrs=("dtype", "shape"),
+    gradient=_identity_grad, devices=EVERY_DEVICE, kernel=_identity_kernel))
+
+
+# ================================================================ shapes and sizes ===
+def _shape_kernel(op, backend):
+    dt = op.get_attr("out_type").np_dtype
+    return lambda ctx, inputs: [np.array(inputs[0].shape, dtype=dt)]
+
+
+def _size_kernel(op, backend):
+    dt = op.get_attr("out_type").np_dtype
+    return lambda ctx, inputs: [np.array(inputs[0].size, dtype=dt)]
+
+
+def _rank_kernel(op, backend):
+    return lambda ctx, inputs: [np.array(inputs[0].ndim, dtype=np.int32)]
+
+
+# The outputs of these stay in host memory on a GPU (TF's HostMemory): they
+# describe a tensor, and the host reads them.
+SHAPE = declare(OpDef("Shape", inputs=("input",), attrs=("T", "out_type"),
+                      gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE, dtype_attr="out_type",
+                      kernel=_shape_kernel, host_memory_outputs=True))
+SIZE = declare(OpDef("Size", inputs=("input",), attrs=("T", "out_type"),
+                     gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE, dtype_attr="out_type",
+                     kernel=_size_kernel, host_memory_outputs=True))
+RANK = declare(OpDef("Rank", inputs=("input",), attrs=("T",), gradient=NOT_DIFFERENTIABLE,
+                     devices=EVERY_DEVICE, kernel=_rank_kernel, host_memory_outputs=True))
+
+
+# ========================================================================= Reshape ===
+def _reshape_kernel(op, backend):
+    def compute(ctx, inputs):
+        x, shape = inputs
+        shape = [int(d) for d in shape]
+        known = int(np.prod([d for d in shape if d != -1])) if shape else 1
+        if -1 in shape and (known == 0 or x.size % known):
+            raise errors.InvalidArgumentError(
+                None, None, "Input to reshape is a tensor with %d values, but the requested "
+                "shape requires a multiple of %d" % (x.size, known))
+        if -1 not in shape and known != x.size:
+            raise errors.InvalidArgumentError(
+                None, None, "Input to reshape is a tensor with %d values, but the requested "
+                "shape has %d" % (x.size, known))
+        return [x.reshape(shape)]
+    return compute
+
+
+def _reshape_grad(op, grad):
+    x = op.inputs[0]
+    xd = _static(x.shape)
+    if xd is not None:
+        return reshape(grad, xd), None
+    return make_op(RESHAPE, [grad, shape(x)], [grad.dtype.base_dtype], [x.shape],
+                   name="Reshape", attrs={"T": grad.dtype.base_dtype}).outputs[0], None
+
+
+RESHAPE = declare(OpDef("Reshape", inputs=("tensor", "shape"), attrs=("T", "Tshape"),
+                        gradient=_reshape_grad, devices=EVERY_DEVICE, kernel=_reshape_kernel,
+                        host_memory_inputs=(1,)))
+
+
+# ======================================================================= Transpose ===
+def _transpose_kernel(op, backend):
+    def compute(ctx, inputs):
+        x, perm = inputs
+        out = np.empty([x.shape[p] for p in perm], dtype=x.dtype)
+        out[...] = x.transpose([int(p) for p in perm])
+        return [out]
+    return compute
+
+
+def _transpose_grad(op, grad):
+    perm = [int(p) for p in op.inputs[1].op.get_attr("value")]
+    return transpose(grad, list(np.argsort(perm))), None
+
+
+TRANSPOSE = declare(OpDef("Transpose", inputs=("x", "perm"), attrs=("T", "Tperm"),
+                          gradient=_transpose_grad, devices=EVERY_DEVICE,
+                          kernel=_transpose_kernel, host_memory_inputs=(1,)))
+
+
+# ================================================================== Pack / Unpack ===
+def _pack_kernel(op, backend):
+    axis = op.get_attr("axis")
+
+    def compute(ctx, inputs):
+        shapes = {x.shape for x in inputs}
+        if len(shapes) > 1:
+            a, b = inputs[0].shape, next(x.shape for x in inputs if x.shape != inputs[0].shape)
+            raise errors.InvalidArgumentError(
+                None, None, "Shapes of all inputs must match: values[0].shape = %s != "
+                "values[1].shape = %s" % (list(a), list(b)))
+        return [np.stack(inputs, axis=axis)]
+    return compute
+
+
+def _pack_grad(op, grad):
+    return unstack(grad, num=op.get_attr("N"), axis=op.get_attr("axis"))
+
+
+PACK = declare(OpDef("Pack", inputs=("*values",), attrs=("T", "N", "axis"),
+                     gradient=_pack_grad, devices=EVERY_DEVICE, kernel=_pack_kernel))
+
+
+def _unpack_kernel(op, backend):
+    axis, num = op.get_attr("axis"), op.get_attr("num")
+
+    def compute(ctx, inputs):
+        x = inputs[0]
+        if x.shape[axis] != num:
+            raise errors.InvalidArgumentError(
+                None, None, "Input shape axis %d must equal %d, got shape %s"
+                % (axis, num, list(x.shape)))
+        return [np.ascontiguousarray(np.take(x, i, axis=axis)) if x.ndim > 1
+                else x[i].copy() for i in range(num)]
+    return compute
+
+
+def _unpack_grad(op, *grads):
+    grads = [g if g is not None else zeros_like(t) for g, t in zip(grads, op.outputs)]
+    return [stack(grads, axis=op.get_attr("axis"))]
+
+
+UNPACK = declare(OpDef("Unpack", inputs=("value",), attrs=("T", "num", "axis"),
+                       gradient=_unpack_grad, devices=EVERY_DEVICE, kernel=_unpack_kernel))
+
+
+# ======================================================================== ConcatV2 ===
+def _concat_kernel(op, backend):
+    def compute(ctx, inputs):
+        *values, axis = inputs
+        try:
+            return [np.concatenate(values, axis=int(axis))]
+        except ValueError as e:
+            raise errors.InvalidArgumentError(None, None, "ConcatOp : %s" % e) from None
+    return compute
+
+
+def _concat_grad(op, grad):
+    axis = op.get_attr("axis")
+    values = op.inputs[:-1]
+    out, start = [], 0
+    for v in values:
+        size_ = v.shape[axis].value if v.shape.ndims is not None else None
+        if size_ is None:
+            raise LookupError("minitf needs the static size of %s along axis %d to "
+                              "differentiate %s" % (v.name, axis, op.name))
+        key = tuple([slice(None)] * axis + [slice(start, start + size_)])
+        out.append(grad[key])
+        start += size_
+    return out + [None]
+
+
+CONCAT_V2 = declare(OpDef("ConcatV2", inputs=("*values", "axis"), attrs=("T", "N", "Tidx"),
+                          gradient=_concat_grad, devices=EVERY_DEVICE, kernel=_concat_kernel,
+                          host_memory_inputs=(-1,)))
+
+
+# ================================================================ Fill, *_like ===
+def _fill_kernel(op, backend):
+    def compute(ctx, inputs):
+        dims, value = inputs
+        return [np.full([int(d) for d in dims], value, dtype=value.dtype)]
+    return compute
+
+
+FILL = declare(OpDef("Fill", inputs=("dims", "value"), attrs=("T", "index_type"),
+                     gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE, kernel=_fill_kernel,
+                     host_memory_inputs=(0,)))
+
+
+def _zeros_ones_like_kernel(fill_value):
+    def kernel(op, backend):
+        dt = op.get_attr("dtype").np_dtype
+        return lambda ctx, inputs: [np.full(inputs[0].shape, fill_value, dtype=dt)]
+    return kernel
+
+
+ZEROS_LIKE = declare(OpDef("ZerosLike", inputs=("x",), attrs=("T",),
+                           gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                           kernel=_zeros_ones_like_kernel(0)))
+ONES_LIKE = declare(OpDef("OnesLike", inputs=("x",), attrs=("T",),
+                          gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                          kernel=_zeros_ones_like_kernel(1)))
+
+
+# ==================================================================== StridedSlice ===
+def _numpy_key(spec):
+    """A StridedSlice's ``spec`` attr as the numpy index it stands for."""
+    return tuple(slice(*s[1:]) if s[0] == "slice" else Ellipsis if s[0] == "ellipsis"
+                 else None if s[0] == "newaxis" else s[1] for s in spec)
+
+
+def _strided_slice_kernel(op, backend):
+    key = _numpy_key(op.get_attr("spec"))
+
+    def compute(ctx, inputs):
+        try:
+            out = inputs[0][key]
+        except IndexError as e:
+            raise errors.InvalidArgumentError(None, None, "slice index out of bounds: %s"
+                                              % e) from None
+        return [np.array(out)]
+    return compute
+
+
+def _strided_slice_grad(op, grad):
+    x = op.inputs[0]
+    return [make_op(STRIDED_SLICE_GRAD, [shape(x), grad], [grad.dtype.base_dtype],
+                    [x.shape], name="StridedSliceGrad",
+                    attrs={"T": grad.dtype.base_dtype, "spec": op.get_attr("spec")}
+                    ).outputs[0]]
+
+
+STRIDED_SLICE = declare(OpDef("StridedSlice", inputs=("input",), attrs=("T", "spec"),
+                              gradient=_strided_slice_grad, devices=EVERY_DEVICE,
+                              kernel=_strided_slice_kernel))
+
+
+def _strided_slice_grad_kernel(op, backend):
+    """Zeros of the sliced input's shape with the slice's gradient put back."""
+    key = _numpy_key(op.get_attr("spec"))
+
+    def compute(ctx, inputs):
+        shape_, grad = inputs
+        out = np.zeros([int(d) for d in shape_], dtype=grad.dtype)
+        view = out[tuple(k for k in key if k is not None)]
+        view[...] = grad.reshape(view.shape)
+        return [out]
+    return compute
+
+
+STRIDED_SLICE_GRAD = declare(OpDef(
+    "StridedSliceGrad", inputs=("shape", "dy"), attrs=("T", "spec"), devices=EVERY_DEVICE,
+    kernel=_strided_slice_grad_kernel, host_memory_inputs=(0,)))
+
+
+# ====================================================================== SumToShape ===
+def _sum_to_shape_kernel(op, backend):
+    """``grad`` summed down to ``shape`` (the inverse of numpy broadcasting)."""
+    def compute(ctx, inputs):
+        grad, shape_ = inputs
+        shape_ = tuple(int(d) for d in shape_)
+        lead = grad.ndim - len(shape_)
+        axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape_)
+                                          if d == 1 and grad.shape[lead + i] != 1)
+        out = grad.sum(axis=axes, dtype=grad.dtype) if axes else grad
+        return [np.ascontiguousarray(out.reshape(shape_))]
+    return compute
+
+
+#: A minitf op that gradients use when shapes are only known at run time: the
+#: gradient of a broadcast input is summed back to that input's run-time shape.
+SUM_TO_SHAPE = declare(OpDef("SumToShape", inputs=("grad", "shape"), attrs=("T",),
+                             devices=EVERY_DEVICE, kernel=_sum_to_shape_kernel,
+                             host_memory_inputs=(1,)))
+
+
+def sum_to_shape(grad, shape_tensor, static_shape):
+    """``grad`` summed over the axes broadcasting added, to the run-time shape
+    ``shape_tensor`` (``static_shape``: what is known of it now)."""
+    return make_op(SUM_TO_SHAPE, [grad, shape_tensor], [grad.dtype.base_dtype],
+                   [static_shape], name="SumToShape",
+                   attrs={"T": grad.dtype.base_dtype}).outputs[0]
+
+
+# ================================================================== Where / Select ===
+def _where_kernel(op, backend):
+    return lambda ctx, inputs: [np.argwhere(inputs[0]).astype(np.int64)]
+
+
+WHERE = declare(OpDef("Where", inputs=("input",), attrs=("T",), gradient=NOT_DIFFERENTIABLE,
+                      kernel=_where_kernel))
+
+
+def _select_kernel(op, backend):
+    select = backend.select
+
+    def compute(ctx, inputs):
+        c, x, y = inputs
+        if c.ndim == 1 and x.ndim > 1 and c.shape[0] == x.shape[0]:
+            c = c.reshape((-1,) + (1,) * (x.ndim - 1))  # TF1: a vector picks rows
+        elif c.shape != x.shape and c.ndim != 0:
+            raise errors.InvalidArgumentError(
+                None, None, "'then' and 'else' must have the same size.  but received: %s "
+                "vs. %s" % (list(x.shape), list(y.shape)) if x.shape != y.shape else
+                "'condition' and 'then' must have the same size.  but received: %s vs. %s"
+                % (list(c.shape), list(x.shape)))
+        return [select(c, x, y)]
+    return compute
+
+
+def _select_grad(op, grad):
+    c, x, y = op.inputs
+    zeros = zeros_like(grad)
+    if c.shape.ndims == 1 and x.shape.ndims not in (None, 1):
+        c = reshape(c, [-1] + [1] * (x.shape.ndims - 1))
+        c = math_ops.logical_or(c, zeros_like(x, dtype=dtypes.bool))
+    return None, where(c, grad, zeros), where(c, zeros, grad)
+
+
+def _select_examples(dtype):
+    def values(k):
+        x = (np.arange(6) * (k + 2) % 5 - 2).reshape(2, 3)
+        return x.astype(np.float32).astype(dtype) if dtype != "bool" else x > 0
+    cond = np.array([[True, False, True], [False, False, True]])
+    return [([cond, values(0), values(1)], lambda c, x, y: where(c, x, y)),
+            ([np.array([True, False]), values(0), values(1)],
+             lambda c, x, y: where(c, x, y))]
+
+
+SELECT = declare(OpDef(
+    "Select", inputs=("condition", "t", "e"), attrs=("T",), gradient=_select_grad,
+    devices={"CPU": ANY_DTYPE, "GPU": FLOAT_NAMES}, kernel=_select_kernel,
+    kernel_reads=BACKEND, examples=_select_examples))
+
+
+# ========================================================================== OneHot ===
+def _one_hot_kernel(op, backend):
+    axis = op.get_attr("axis")
+
+    def compute(ctx, inputs):
+        indices, depth, on, off = inputs
+        depth = int(depth)
+        if depth < 0:
+            raise errors.InvalidArgumentError(
+                None, None, "depth must be non-negative, got: %d" % depth)
+        idx = np.asarray(indices).astype(np.int64)
+        hot = idx[..., None] == np.arange(depth)        # out-of-range: all off
+        out = np.where(hot, on, off).astype(np.asarray(on).dtype)
+        return [out if axis == -1 else np.moveaxis(out, -1, axis)]
+    return compute
+
+
+ONE_HOT = declare(OpDef("OneHot", inputs=("indices", "depth", "on_value", "off_value"),
+                        attrs=("T", "TI", "axis"), gradient=NOT_DIFFERENTIABLE,
+                        devices=EVERY_DEVICE, kernel=_one_hot_kernel,
+                        host_memory_inputs=(1,)))
+
+
+# ============================================================================ Tile ===
+def _tile_kernel(op, backend):
+    def compute(ctx, inputs):
+        x, reps = inputs
+        reps = [int(r) for r in reps]
+        if len(reps) != x.ndim:
+            raise errors.InvalidArgumentError(
+                None, None, "Expected multiples argument to be a vector of length %d but "
+                "got length %d" % (x.ndim, len(reps)))
+        return [np.tile(x, reps)]
+    return compute
+
+
+def _tile_grad(op, grad):
+    """Each input element was copied into prod(multiples) places: sum them.
+
+    ``grad`` has shape ``[m0*d0, m1*d1, ...]``; reshaped to ``[m0, d0, m1, d1,
+    ...]`` the copies of one element lie along the ``m`` axes, summed away.
+    """
+    x = op.inputs[0]
+    dims = _static(x.shape)
+    if dims is None or None in dims:
+        raise LookupError("minitf needs the static shape of %s to differentiate %s"
+                          % (x.name, op.name))
+    reps = [int(r) for r in np.asarray(op.inputs[1].op.get_attr("value")).reshape(-1)]
+    interleaved = [v for pair in zip(reps, dims) for v in pair]
+    split_ = reshape(grad, interleaved)
+    return reduction_ops.reduce_sum(split_, list(range(0, 2 * len(dims), 2))), None
+
+
+TILE = declare(OpDef("Tile", inputs=("input", "multiples"), attrs=("T", "Tmultiples"),
+                     gradient=_tile_grad, devices=EVERY_DEVICE, kernel=_tile_kernel,
+                     host_memory_inputs=(1,)))
+
+
+# ==================================================================== Split/SplitV ===
+def _split_kernel(op, backend):
+    axis, sizes, equal = op.get_attr("axis"), op.get_attr("sizes"), op.type == SPLIT.name
+
+    def compute(ctx, inputs):
+        x = inputs[0]
+        n = x.shape[axis]
+        if equal:
+            if n % len(sizes):
+                raise errors.InvalidArgumentError(
+                    None, None, "Number of ways to split should evenly divide the split "
+                    "dimension, but got split_dim %d (size = %d) and num_split %d"
+                    % (axis, n, len(sizes)))
+            bounds = [n // len(sizes) * i for i in range(1, len(sizes))]
+        else:
+            known = [s for s in sizes if s != -1]
+            resolved = [s if s != -1 else n - sum(known) for s in sizes]
+            if sum(resolved) != n or min(resolved) < 0:
+                raise errors.InvalidArgumentError(
+                    None, None, "Determined shape must either match input shape along "
+                    "split_dim exactly if fully specified, or be less than the size of the "
+                    "input along split_dim if not fully specified.  Got: %d" % sum(known))
+            bounds = np.cumsum(resolved)[:-1].tolist()
+        return [np.ascontiguousarray(p) for p in np.split(x, bounds, axis=axis)]
+    return compute
+
+
+def _split_grad(op, *grads):
+    grads = [g if g is not None else zeros_like(t) for g, t in zip(grads, op.outputs)]
+    return [concat(grads, op.get_attr("axis"))]
+
+
+SPLIT = declare(OpDef("Split", inputs=("value",), attrs=("T", "axis", "sizes", "num_split"),
+                      gradient=_split_grad, devices=EVERY_DEVICE, kernel=_split_kernel))
+SPLIT_V = declare(OpDef("SplitV", inputs=("value",),
+                        attrs=("T", "axis", "sizes", "num_split"), gradient=_split_grad,
+                        devices=EVERY_DEVICE, kernel=_split_kernel))
+
+
+# ==================================================================== GatherV2 ===
+def _gather_kernel(op, backend):
+    def compute(ctx, inputs):
+        params, indices, axis = inputs
+        axis = int(axis)
+        size_ = params.shape[axis]
+        bad = (indices < 0) | (indices >= size_)
+        if np.any(bad):
+            idx = np.argwhere(bad)[0]
+            raise errors.InvalidArgumentError(
+                None, None, "indices%s = %d is not in [0, %d)"
+                % (list(idx), int(indices[tuple(idx)]), size_))
+        return [np.take(params, indices, axis=axis)]
+    return compute
+
+
+GATHER_V2 = declare(OpDef("GatherV2", inputs=("params", "indices", "axis"),
+                          attrs=("Tparams", "Tindices", "Taxis"), dtype_attr="Tparams",
+                          kernel=_gather_kernel))
+
+
+# ======================================================================= Range ===
+def _range_kernel(op, backend):
+    dt = op.get_attr("Tidx").np_dtype
+
+    def compute(ctx, inputs):
+        start, limit, delta = (x.item() for x in inputs)
+        if delta == 0:
+            raise errors.InvalidArgumentError(None, None, "Requires delta != 0: 0")
+        if (delta > 0 and start > limit) or (delta < 0 and start < limit):
+            raise errors.InvalidArgumentError(
+                None, None, "Requires start <= limit when delta > 0: %s/%s"
+                % (start, limit) if delta > 0 else
+                "Requires start >= limit when delta < 0: %s/%s" % (start, limit))
+        return [np.arange(start, limit, delta).astype(dt)]
+    return compute
+
+
+RANGE = declare(OpDef("Range", inputs=("start", "limit", "delta"), attrs=("Tidx",),
+                      gradient=NOT_DIFFERENTIABLE, dtype_attr="Tidx", kernel=_range_kernel))
+
+
+# ============================================================== the tf.* functions ===
 def _static_ints(value, what):
     """A shape/axis/perm argument as a list of ints, known at build time."""
     if isinstance(value, Tensor):
-        if value.op.type != "Const":
+        if value.op.op_def is not CONST:
             raise TypeError("minitf needs `%s` known when the graph is built (a Python list "
                             "or a constant), got the tensor %s." % (what, value.name))
         value = value.op.get_attr("value")
@@ -30,14 +553,14 @@ def _run_time_shape(value, name):
     None if not even its length is known. Returns None for a plain list or a
     constant: those take the static path.
     """
-    if not _holds_tensor(value) or (isinstance(value, Tensor) and value.op.type == "Const"):
+    if not _holds_tensor(value) or (isinstance(value, Tensor) and value.op.op_def is CONST):
         return None
     t = convert_to_tensor(value, dtype=dtypes.int32, name=name)
     op = t.op
-    if op.type == "Shape":
+    if op.op_def is SHAPE:
         known = op.inputs[0].shape
         return t, (known.as_list() if known.ndims is not None else None)
-    if op.type == "Pack" and t.shape.ndims == 1:
+    if op.op_def is PACK and t.shape.ndims == 1:
         return t, [_known_size(e) for e in op.inputs]
     if t.shape.ndims == 1 and t.shape.dims[0].value is not None:
         return t, [None] * t.shape.dims[0].value
@@ -48,9 +571,9 @@ def _known_size(t):
     """One element of a packed shape, if known now: a constant, or ``tf.shape(x)[i]``
     of a known dimension."""
     op = t.op
-    if op.type == "Const":
+    if op.op_def is CONST:
         return int(op.get_attr("value"))
-    if op.type == "StridedSlice" and op.inputs[0].op.type == "Shape":
+    if op.op_def is STRIDED_SLICE and op.inputs[0].op.op_def is SHAPE:
         spec = op.get_attr("spec")
         dims = op.inputs[0].op.inputs[0].shape
         if len(spec) == 1 and spec[0][0] == "index" and dims.ndims is not None:
@@ -62,7 +585,7 @@ def placeholder(dtype, shape=None, name=None):
     """A tensor whose value must be fed: ``sess.run(y, {x: value})``."""
     dtype = dtypes.as_dtype(dtype).base_dtype
     shape = as_shape(shape)
-    op = make_op("Placeholder", [], [dtype], [shape], name=name or "Placeholder",
+    op = make_op(PLACEHOLDER, [], [dtype], [shape], name=name or "Placeholder",
                  attrs={"dtype": dtype, "shape": shape}, graph=get_default_graph())
     return op.outputs[0]
 
@@ -70,7 +593,7 @@ def placeholder(dtype, shape=None, name=None):
 def placeholder_with_default(input, shape, name=None):  # noqa: A002
     with name_scope(name, "PlaceholderWithDefault", [input]) as scope:
         x = convert_to_tensor(input)
-        op = make_op("PlaceholderWithDefault", [x], [x.dtype.base_dtype], [as_shape(shape)],
+        op = make_op(PLACEHOLDER_WITH_DEFAULT, [x], [x.dtype.base_dtype], [as_shape(shape)],
                      name=scope, attrs={"dtype": x.dtype.base_dtype, "shape": as_shape(shape)})
     return op.outputs[0]
 
@@ -78,14 +601,14 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002
 def identity(input, name=None):  # noqa: A002
     """The same value under a new name (and, if pinned, on another device)."""
     x = convert_to_tensor(input)
-    op = make_op("Identity", [x], [x.dtype.base_dtype], [x.shape], name=name or "Identity",
+    op = make_op(IDENTITY, [x], [x.dtype.base_dtype], [x.shape], name=name or "Identity",
                  attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
 
 def stop_gradient(input, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    op = make_op("StopGradient", [x], [x.dtype.base_dtype], [x.shape],
+    op = make_op(STOP_GRADIENT, [x], [x.dtype.base_dtype], [x.shape],
                  name=name or "StopGradient", attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
@@ -98,7 +621,7 @@ def reshape(tensor, shape, name=None):
             shape_t, known = run_time
             out = TensorShape(None) if known is None else TensorShape(
                 _infer_minus_one(known, x.shape.num_elements()))
-            return make_op("Reshape", [x, shape_t], [x.dtype.base_dtype], [out], name=scope,
+            return make_op(RESHAPE, [x, shape_t], [x.dtype.base_dtype], [out], name=scope,
                            attrs={"T": x.dtype.base_dtype}).outputs[0]
         dims = _static_ints(shape, "shape")
         if dims.count(-1) > 1:
@@ -121,7 +644,7 @@ def reshape(tensor, shape, name=None):
                              "'" % (n, ",".join(map(str, dims)), known, scope[:-1],
                                     dt_enum_name(x.dtype)))
         shape_t = constant(np.array(dims, dtype=np.int32), name="shape")
-        op = make_op("Reshape", [x, shape_t], [x.dtype.base_dtype], [TensorShape(out)],
+        op = make_op(RESHAPE, [x, shape_t], [x.dtype.base_dtype], [TensorShape(out)],
                      name=scope, attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
@@ -155,7 +678,7 @@ def transpose(a, perm=None, name="transpose"):
         else:
             shape = TensorShape([None] * len(perm))
         perm_t = constant(np.array(perm, dtype=np.int32), name="perm")
-        op = make_op("Transpose", [x, perm_t], [x.dtype.base_dtype], [shape], name=scope,
+        op = make_op(TRANSPOSE, [x, perm_t], [x.dtype.base_dtype], [shape], name=scope,
                      attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
@@ -196,7 +719,7 @@ def stack(values, axis=0, name="stack"):
                 raise ValueError("axis = %d not in [%d, %d)" % (axis, -rank, rank))
             axis %= rank
             out = TensorShape(dims[:axis] + [len(values)] + dims[axis:])
-        op = make_op("Pack", values, [dt], [out], name=scope,
+        op = make_op(PACK, values, [dt], [out], name=scope,
                      attrs={"T": dt, "N": len(values), "axis": axis})
     return op.outputs[0]
 
@@ -217,7 +740,7 @@ def unstack(value, num=None, axis=0, name="unstack"):
             if num is None:
                 raise ValueError("Cannot infer argument `num` from shape %s" % x.shape)
         out = TensorShape(dims[:axis] + dims[axis + 1:])
-        op = make_op("Unpack", [x], [x.dtype.base_dtype] * num, [out] * num, name=scope,
+        op = make_op(UNPACK, [x], [x.dtype.base_dtype] * num, [out] * num, name=scope,
                      attrs={"T": x.dtype.base_dtype, "num": num, "axis": axis})
     return op.outputs
 
@@ -271,7 +794,7 @@ def concat(values, axis, name="concat"):
         else:
             shape = TensorShape(None)
         axis_t = constant(np.int32(axis), name="axis")
-        op = make_op("ConcatV2", values + [axis_t], [dt], [shape], name=scope,
+        op = make_op(CONCAT_V2, values + [axis_t], [dt], [shape], name=scope,
                      attrs={"T": dt, "N": len(values), "axis": axis})
     return op.outputs[0]
 
@@ -289,7 +812,7 @@ def fill(dims, value, name=None):
             dims_t, shape = constant(np.array(static, dtype=np.int32), name="dims"), \
                 TensorShape(static)
         v = convert_to_tensor(value, name="value")
-        op = make_op("Fill", [dims_t, v], [v.dtype.base_dtype], [shape],
+        op = make_op(FILL, [dims_t, v], [v.dtype.base_dtype], [shape],
                      name=scope, attrs={"T": v.dtype.base_dtype})
     return op.outputs[0]
 
@@ -317,28 +840,28 @@ def ones(shape, dtype=dtypes.float32, name=None):
     return _filled("ones", shape, dtype, name)
 
 
-def _like(op_type, tensor, dtype, name):
+def _like(row, tensor, dtype, name):
     x = convert_to_tensor(tensor)
     dtype = dtypes.as_dtype(dtype).base_dtype if dtype is not None else x.dtype.base_dtype
-    with name_scope(name, op_type.replace("Like", "s_like").lower(), [x]) as scope:
-        op = make_op(op_type, [x], [dtype], [x.shape], name=scope,
+    with name_scope(name, row.name.replace("Like", "s_like").lower(), [x]) as scope:
+        op = make_op(row, [x], [dtype], [x.shape], name=scope,
                      attrs={"T": x.dtype.base_dtype, "dtype": dtype})
     return op.outputs[0]
 
 
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
-    return _like("ZerosLike", tensor, dtype, name)
+    return _like(ZEROS_LIKE, tensor, dtype, name)
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
-    return _like("OnesLike", tensor, dtype, name)
+    return _like(ONES_LIKE, tensor, dtype, name)
 
 
 def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002
     x = convert_to_tensor(input)
     out_type = dtypes.as_dtype(out_type)
     rank = x.shape.ndims
-    op = make_op("Shape", [x], [out_type], [TensorShape([rank])], name=name or "Shape",
+    op = make_op(SHAPE, [x], [out_type], [TensorShape([rank])], name=name or "Shape",
                  attrs={"T": x.dtype.base_dtype, "out_type": out_type})
     return op.outputs[0]
 
@@ -346,14 +869,14 @@ def shape(input, name=None, out_type=dtypes.int32):  # noqa: A002
 def size(input, name=None, out_type=dtypes.int32):  # noqa: A002
     x = convert_to_tensor(input)
     out_type = dtypes.as_dtype(out_type)
-    op = make_op("Size", [x], [out_type], [TensorShape([])], name=name or "Size",
+    op = make_op(SIZE, [x], [out_type], [TensorShape([])], name=name or "Size",
                  attrs={"T": x.dtype.base_dtype, "out_type": out_type})
     return op.outputs[0]
 
 
 def rank(input, name=None):  # noqa: A002
     x = convert_to_tensor(input)
-    op = make_op("Rank", [x], [dtypes.int32], [TensorShape([])], name=name or "Rank",
+    op = make_op(RANK, [x], [dtypes.int32], [TensorShape([])], name=name or "Rank",
                  attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
@@ -392,7 +915,7 @@ def where(condition, x=None, y=None, name=None):
     if x is None and y is None:
         c = convert_to_tensor(condition, name="condition")
         rank_ = c.shape.ndims
-        op = make_op("Where", [c], [dtypes.int64], [TensorShape([None, rank_])],
+        op = make_op(WHERE, [c], [dtypes.int64], [TensorShape([None, rank_])],
                      name=name or "Where", attrs={"T": c.dtype.base_dtype})
         return op.outputs[0]
     if x is None or y is None:
@@ -402,8 +925,7 @@ def where(condition, x=None, y=None, name=None):
         if c.dtype.base_dtype != dtypes.bool:
             raise TypeError("Input 'condition' of 'Select' Op has type %s that does not "
                             "match expected type of bool." % c.dtype.name)
-        from minitf.ops.math_ops import _binary_inputs
-        x, y = _binary_inputs("Select", x, y)
+        x, y = binary_inputs(SELECT.name, x, y)
         if not x.shape.is_compatible_with(y.shape):
             raise ValueError("Shapes %s and %s are incompatible" % (x.shape, y.shape))
         shape = x.shape.merge_with(y.shape)
@@ -411,7 +933,7 @@ def where(condition, x=None, y=None, name=None):
                 c.shape.ndims != 1 and not c.shape.is_compatible_with(shape):
             raise ValueError("Shapes must be equal rank, but are %s and %s for '{{node %s}}'"
                              % (c.shape.ndims, shape.ndims, scope[:-1]))
-        op = make_op("Select", [c, x, y], [x.dtype.base_dtype], [shape], name=scope,
+        op = make_op(SELECT, [c, x, y], [x.dtype.base_dtype], [shape], name=scope,
                      attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
@@ -453,7 +975,7 @@ def _getitem(tensor, key):
     if None in x.shape.as_list():
         out_shape = [None] * len(out_shape)  # conservative when inputs are partly unknown
     with name_scope(None, "strided_slice", [x]) as scope:
-        op = make_op("StridedSlice", [x], [x.dtype.base_dtype], [TensorShape(out_shape)],
+        op = make_op(STRIDED_SLICE, [x], [x.dtype.base_dtype], [TensorShape(out_shape)],
                      name=scope, attrs={"T": x.dtype.base_dtype, "spec": spec})
     return op.outputs[0]
 
@@ -477,7 +999,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
         off = convert_to_tensor(0 if off_value is None else off_value, dtype=dt,
                                 name="off_value")
         depth_t = convert_to_tensor(depth, dtype=dtypes.int32, name="depth")
-        d = int(depth_t.op.get_attr("value")) if depth_t.op.type == "Const" else None
+        d = int(depth_t.op.get_attr("value")) if depth_t.op.op_def is CONST else None
         axis = -1 if axis is None else int(axis)
         if indices.shape.ndims is not None:
             dims = indices.shape.as_list()
@@ -488,7 +1010,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
             shape = TensorShape(dims)
         else:
             shape = TensorShape(None)
-        op = make_op("OneHot", [indices, depth_t, on, off], [dt], [shape], name=scope,
+        op = make_op(ONE_HOT, [indices, depth_t, on, off], [dt], [shape], name=scope,
                      attrs={"T": dt, "TI": indices.dtype.base_dtype, "axis": axis})
     return op.outputs[0]
 
@@ -508,7 +1030,7 @@ def tile(input, multiples, name=None):  # noqa: A002
         shape = TensorShape(None) if x.shape.ndims is None else TensorShape(
             [None if d is None else d * r for d, r in zip(x.shape.as_list(), reps)])
         reps_t = constant(np.array(reps, dtype=np.int32), name="multiples")
-        op = make_op("Tile", [x, reps_t], [x.dtype.base_dtype], [shape], name=scope,
+        op = make_op(TILE, [x, reps_t], [x.dtype.base_dtype], [shape], name=scope,
                      attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
@@ -549,9 +1071,53 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         shapes = [TensorShape(dims[:axis] + [None if s in (None, -1) else s]
                               + dims[axis + 1:]) for s in sizes]
         equal = isinstance(num_or_size_splits, int)
-        op = make_op("Split" if equal else "SplitV", [x], [x.dtype.base_dtype] * len(sizes),
+        op = make_op(SPLIT if equal else SPLIT_V, [x], [x.dtype.base_dtype] * len(sizes),
                      shapes, name=scope,
                      attrs={"T": x.dtype.base_dtype, "axis": axis,
                             "sizes": [-1 if s is None else s for s in sizes],
                             "num_split": len(sizes)})
     return list(op.outputs)
+
+
+def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    """``[start, start+delta, ...)`` up to ``limit`` (``range(n)``: 0..n-1)."""
+    if limit is None:
+        start, limit = 0, start
+    with name_scope(name, "Range", []) as scope:
+        vals = [start, limit, delta]
+        if dtype is None:
+            kinds = [v.dtype.base_dtype if hasattr(v, "dtype") else None for v in vals]
+            dt = dtypes.int32
+            for v, k in zip(vals, kinds):
+                if (k is not None and k.is_floating) or isinstance(v, float):
+                    dt = k if k is not None and k.is_floating else dtypes.float32
+                elif k is not None and k.name == "int64" and dt.name == "int32":
+                    dt = k
+        else:
+            dt = dtypes.as_dtype(dtype)
+        ts = [convert_to_tensor(v, dtype=dt, name=n)
+              for v, n in zip(vals, ("start", "limit", "delta"))]
+        size = None
+        if all(t.op.op_def is CONST for t in ts):
+            s, lim, d = (t.op.get_attr("value").item() for t in ts)
+            if d != 0:
+                size = max(0, int(np.ceil((lim - s) / d)))
+        return make_op(RANGE, ts, [dt], [TensorShape([size])], name=scope,
+                       attrs={"Tidx": dt}).outputs[0]
+
+
+def gather(params, indices, axis=0, name=None):
+    """The slices ``params[indices]`` along ``axis``."""
+    with name_scope(name, "GatherV2", []) as scope:
+        params = convert_to_tensor(params, name="params")
+        indices = convert_to_tensor(indices, name="indices")
+        axis_t = convert_to_tensor(axis, dtype=dtypes.int32, name="axis")
+        if params.shape.ndims is not None and indices.shape.ndims is not None:
+            p = params.shape.as_list()
+            shape = TensorShape(p[:axis] + indices.shape.as_list() + p[axis + 1:])
+        else:
+            shape = TensorShape(None)
+        return make_op(GATHER_V2, [params, indices, axis_t], [params.dtype.base_dtype],
+                       [shape], name=scope, attrs={"Tparams": params.dtype.base_dtype,
+                                                   "Tindices": indices.dtype.base_dtype}
+                       ).outputs[0]

@@ -15,7 +15,7 @@ gradients and placement of the clipped values follow from those ops.
 """
 
 from minitf.framework.graph import Tensor
-from minitf.ops import array_ops, math_ops
+from minitf.ops import array_ops, math_ops, reduction_ops
 from minitf.ops.core import constant, convert_to_tensor, name_scope
 
 __all__ = ["clip_by_value", "clip_by_norm", "global_norm", "clip_by_global_norm"]
@@ -33,7 +33,7 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     """``t`` scaled down so that its L2 norm (over ``axes``) is at most ``clip_norm``."""
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
         t = convert_to_tensor(t, name="t")
-        l2sum = math_ops.reduce_sum(t * t, axes, keepdims=True)
+        l2sum = reduction_ops.reduce_sum(t * t, axes, keepdims=True)
         positive = math_ops.greater(l2sum, 0)
         # sqrt(0) has an infinite gradient: take it of 1 where the sum is 0.
         l2sum_safe = array_ops.where(positive, l2sum, array_ops.ones_like(l2sum))
@@ -52,10 +52,10 @@ def global_norm(t_list, name=None):
         halves = []
         for i, t in enumerate(t_list):
             t = convert_to_tensor(t, name="t_%d" % i)
-            halves.append(math_ops.reduce_sum(math_ops.square(t)) * 0.5)
+            halves.append(reduction_ops.reduce_sum(math_ops.square(t)) * 0.5)
         if not halves:
             return constant(0.0, name=scope)
-        half_sum = math_ops.reduce_sum(array_ops.stack(halves))
+        half_sum = reduction_ops.reduce_sum(array_ops.stack(halves))
         return math_ops.sqrt(half_sum * constant(2.0, dtype=half_sum.dtype), name=scope)
 
 

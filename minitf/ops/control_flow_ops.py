@@ -1,16 +1,26 @@
 """Ops that order other ops (``no_op``, ``group``, ``tuple``) and ``tf.cond``."""
 
-from minitf.framework import dtypes
+import numpy as np
+
+from minitf.framework import dtypes, errors
 from minitf.framework.graph import Operation, Tensor, as_operation, get_default_graph
+from minitf.framework.op_def import ALL, DEAD, NOT_DIFFERENTIABLE, NOTHING, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
-from minitf.ops.core import convert_to_tensor, make_op, name_scope
-from minitf.ops.op_def import register_op
-from minitf.runtime.deadness import ALL
+from minitf.ops import array_ops
+from minitf.ops.core import EVERY_DEVICE, convert_to_tensor, make_op, name_scope
+
+
+def _no_op_kernel(op, backend):
+    return lambda ctx, inputs: []
+
+
+NO_OP = declare(OpDef("NoOp", gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                      kernel=_no_op_kernel))
 
 
 def no_op(name=None):
     """An op that does nothing; useful as a target with control inputs."""
-    return make_op("NoOp", [], [], [], name=name or "NoOp", graph=get_default_graph())
+    return make_op(NO_OP, [], [], [], name=name or "NoOp", graph=get_default_graph())
 
 
 def group(*inputs, **kwargs):
@@ -39,14 +49,13 @@ def group(*inputs, **kwargs):
 
 def tuple_(tensors, name=None, control_inputs=None):
     """Return tensors that are only available after *all* of ``tensors`` are."""
-    from minitf.ops.array_ops import identity
     graph = get_default_graph()
     gate = group(*[t for t in tensors if t is not None] + list(control_inputs or []),
                  name=name or "tuple")
     out = []
     with graph.control_dependencies([gate]):
         for t in tensors:
-            out.append(None if t is None else identity(t))
+            out.append(None if t is None else array_ops.identity(t))
     return out
 
 
@@ -60,18 +69,78 @@ def tuple_(tensors, name=None, control_inputs=None):
 #
 # Only one output of each Switch is alive in a step, so only one branch runs.
 
-register_op("Switch")
-register_op("RefSwitch", ref_inputs=(0,))     # passes a variable itself (for assign)
-register_op("Merge", dead_when=ALL)           # alive when any input is
-register_op("RefMerge", ref_inputs=(0, 1), dead_when=ALL)   # of two variables (assigns)
+# Switch and Merge only route values, so they run on every device type as they
+# are (``kernel_reads=NOTHING``): a value on a GPU stays there. The Switch's
+# predicate is read on the host (a host-memory input).
+
+def _switch_kernel(op, backend):
+    def compute(ctx, inputs):
+        data, pred = inputs
+        pred = np.asarray(pred)
+        if pred.shape != ():
+            raise errors.InvalidArgumentError(
+                None, None, "The second input must be a scalar, but it has shape %s"
+                % list(pred.shape))
+        return [DEAD, data] if bool(pred) else [data, DEAD]
+    return compute
+
+
+def _switch_grad(op, g_false, g_true):
+    """A value a branch read from outside: its gradient is the branch's, merged.
+
+    The side that got no gradient (it did not use the value) contributes
+    zeros that are alive exactly when that side ran, so the Merge always has
+    one live input whichever way ``pred`` went.
+    """
+    if g_false is None and g_true is None:
+        return None, None
+    if g_false is None:
+        g_false = array_ops.zeros_like(op.outputs[0])
+    if g_true is None:
+        g_true = array_ops.zeros_like(op.outputs[1])
+    return merge([g_false, g_true], name="cond_grad")[0], None
+
+
+SWITCH = declare(OpDef("Switch", inputs=("data", "pred"), attrs=("T",), gradient=_switch_grad,
+                       makes_dead=True, devices=EVERY_DEVICE, kernel=_switch_kernel,
+                       kernel_reads=NOTHING, host_memory_inputs=(1,)))
+#: A Switch of a variable reference itself (so an ``assign`` inside a branch works).
+REF_SWITCH = declare(OpDef("RefSwitch", inputs=("data", "pred"), attrs=("T",),
+                           gradient=NOT_DIFFERENTIABLE, ref_inputs=(0,), makes_dead=True,
+                           devices=EVERY_DEVICE, kernel=_switch_kernel, kernel_reads=NOTHING,
+                           host_memory_inputs=(1,)))
+
+
+def _merge_kernel(op, backend):
+    def compute(ctx, inputs):
+        for i, value in enumerate(inputs):
+            if value is not DEAD:
+                return [value, np.int32(i)]
+        raise errors.InternalError(None, None, "Merge ran with every input dead")
+    return compute
+
+
+def _merge_grad(op, grad, _):
+    """The gradient goes back to the branch that ran: ``Switch(grad, pred)``."""
+    g_false, g_true = _switch(grad, op._cond_pred)
+    return [g_false, g_true]
+
+
+# A Merge is alive when any input is (``dead_when=ALL``: dead only if all are).
+MERGE = declare(OpDef("Merge", inputs=("*inputs",), attrs=("T", "N"), gradient=_merge_grad,
+                      dead_when=ALL, devices=EVERY_DEVICE, kernel=_merge_kernel,
+                      kernel_reads=NOTHING))
+REF_MERGE = declare(OpDef("RefMerge", inputs=("*inputs",), attrs=("T", "N"),
+                          gradient=_merge_grad, ref_inputs=(0, 1), dead_when=ALL,
+                          devices=EVERY_DEVICE, kernel=_merge_kernel, kernel_reads=NOTHING))
 
 
 def _switch(data, pred, name=None):
     """``(output_false, output_true)``: ``data`` on the side ``pred`` picks."""
-    op_type = "RefSwitch" if data.dtype.is_ref_dtype else "Switch"
+    row = REF_SWITCH if data.dtype.is_ref_dtype else SWITCH
     dt = data.dtype if data.dtype.is_ref_dtype else data.dtype.base_dtype
-    op = make_op(op_type, [data, pred], [dt, dt], [data.shape, data.shape],
-                 name=name or op_type, attrs={"T": data.dtype.base_dtype})
+    op = make_op(row, [data, pred], [dt, dt], [data.shape, data.shape],
+                 name=name or row.name, attrs={"T": data.dtype.base_dtype})
     return op.outputs[0], op.outputs[1]
 
 
@@ -86,7 +155,7 @@ def merge(inputs, name=None):
                             % (dt.name, t.dtype.name))
         shape = _common_shape(shape, t.shape)
     refs = len(inputs) == 2 and all(t.dtype.is_ref_dtype for t in inputs)
-    op = make_op("RefMerge" if refs else "Merge", inputs,
+    op = make_op(REF_MERGE if refs else MERGE, inputs,
                  [inputs[0].dtype if refs else dt, dtypes.int32], [shape, TensorShape([])],
                  name=name or "Merge", attrs={"T": dt, "N": len(inputs)})
     return op.outputs[0], op.outputs[1]
@@ -163,7 +232,7 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         if pred.dtype.base_dtype != dtypes.bool or (pred.shape.ndims not in (None, 0)):
             raise TypeError("pred must be a scalar bool tensor, got %s of shape %s"
                             % (pred.dtype.name, pred.shape))
-        from minitf.ops.array_ops import identity
+        identity = array_ops.identity
         p_false, p_true = _switch(pred, pred)
         pivot_t = identity(p_true, name="switch_t")
         pivots = (identity(p_false, name="switch_f"), pivot_t)

@@ -1,9 +1,13 @@
-"""Turning Python values into graph tensors, and the helper every op uses.
+"""Turning Python values into graph tensors, and the helpers every op family uses.
 
 ``convert_to_tensor(3.0)`` adds a ``Const`` op holding ``np.float32(3.0)``;
 a Tensor passes through (after a dtype check); a Variable gives its value.
 The dtype rules are TF's: Python floats become float32, Python ints int32
 (int64 if too large), numpy values keep their own dtype, text becomes bytes.
+
+:func:`make_op` is how every op family adds a node: it takes the op's row of
+the op table (an :class:`~minitf.framework.op_def.OpDef`) and creates the
+:class:`~minitf.framework.graph.Operation` in the inputs' graph.
 """
 
 import contextlib
@@ -11,17 +15,30 @@ import contextlib
 import numpy as np
 
 from minitf.framework import dtypes
+from minitf.framework.dtypes import to_string_array
 from minitf.framework.graph import Operation, Tensor, get_default_graph
+from minitf.framework.op_def import ANY_DTYPE, NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
 
+#: The dtypes TF's float-only ops accept, and every number type.
+FLOAT_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+NUMBER_TYPES = FLOAT_TYPES + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
+                              dtypes.uint8, dtypes.uint16)
 
-def make_op(op_type, inputs, output_dtypes, output_shapes, name=None, attrs=None,
+#: ``OpDef.devices`` for ops that only move data: any device, any dtype.
+EVERY_DEVICE = {"CPU": ANY_DTYPE, "GPU": ANY_DTYPE}
+
+
+def make_op(op_def, inputs, output_dtypes, output_shapes, name=None, attrs=None,
             graph=None):
-    """Create an op in the inputs' graph (or the default graph) and return it."""
+    """Create an op of type ``op_def`` (a row of the op table) in the inputs'
+    graph (or the default graph) and return it."""
+    if not isinstance(op_def, OpDef):
+        raise TypeError("make_op takes the op's OpDef row, got %r" % (op_def,))
     if graph is None:
         graph = inputs[0].graph if inputs else get_default_graph()
-    return graph.create_op(op_type, list(inputs), list(output_dtypes), list(output_shapes),
-                           name=name, attrs=attrs)
+    return graph.create_op(op_def.name, list(inputs), list(output_dtypes),
+                           list(output_shapes), name=name, attrs=attrs)
 
 
 @contextlib.contextmanager
@@ -43,12 +60,37 @@ def name_scope(name, default_name=None, values=None):
         yield scope
 
 
+def check_dtype(t, allowed, arg="x"):
+    """TF's TypeError when ``t``'s dtype is not one an op's ``arg`` accepts."""
+    if t.dtype.base_dtype not in allowed:
+        raise TypeError("Value passed to parameter '%s' has DataType %s not in list of "
+                        "allowed values: %s" % (arg, t.dtype.base_dtype.name,
+                                                ", ".join(d.name for d in allowed)))
+
+
+def binary_inputs(op_type, x, y, arg_names=("x", "y")):
+    """Convert both operands of a two-input op; the first tensor's dtype guides
+    Python numbers. ``arg_names`` are the op's parameter names, for TF's
+    mismatch message."""
+    if isinstance(x, Tensor) or not isinstance(y, Tensor):
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, dtype_hint=x.dtype.base_dtype, name="y")
+    else:
+        y = convert_to_tensor(y, name="y")
+        x = convert_to_tensor(x, dtype_hint=y.dtype.base_dtype, name="x")
+    if x.dtype.base_dtype != y.dtype.base_dtype:
+        raise TypeError("Input '%s' of '%s' Op has type %s that does not match type %s of "
+                        "argument '%s'." % (arg_names[1], op_type, y.dtype.base_dtype.name,
+                                            x.dtype.base_dtype.name, arg_names[0]))
+    return x, y
+
+
 def _python_to_numpy(value, dtype=None):
     """Convert a Python or numpy value to an ndarray following TF's rules."""
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype).base_dtype
         if dtype == dtypes.string:
-            return _to_bytes_array(value)
+            return to_string_array(value)
         if isinstance(value, (np.ndarray, np.generic)) and value.dtype.kind in "SUO":
             raise TypeError("Expected %s, but got %r of type '%s'."
                             % (dtype.name, value, type(value).__name__))
@@ -70,7 +112,7 @@ def _python_to_numpy(value, dtype=None):
     if isinstance(value, (np.ndarray, np.generic)):
         arr = np.asarray(value)
         if arr.dtype.kind in "SUO":
-            return _to_bytes_array(arr)
+            return to_string_array(arr)
         if arr.dtype == np.float16 or arr.dtype.kind in "fib" or arr.dtype.kind == "u":
             return arr
         dtypes.dtype_of_numpy(arr)  # raises TypeError for unsupported dtypes
@@ -86,24 +128,24 @@ def _python_to_numpy(value, dtype=None):
     if kind == "b":
         return arr
     if kind in "SUO":
-        return _to_bytes_array(value)
+        return to_string_array(value)
     raise TypeError("Failed to convert object of type %s to Tensor. Contents: %r. Consider "
                     "casting elements to a supported type." % (type(value), value))
 
 
-def _to_bytes_array(value):
-    arr = np.asarray(value, dtype=object)
-    out = np.empty(arr.shape, dtype=object)
-    for idx, item in np.ndenumerate(arr):
-        if isinstance(item, str):
-            item = item.encode("utf-8")
-        elif isinstance(item, np.bytes_):
-            item = bytes(item)
-        elif not isinstance(item, bytes):
-            raise TypeError("Failed to convert elements of %r to Tensor: expected bytes or "
-                            "str, got %s." % (value, type(item).__name__))
-        out[idx] = item
-    return out
+# -- Const ---------------------------------------------------------------------------------
+def _const_kernel(op, backend):
+    outputs = [op.get_attr("value")]
+    return lambda ctx, inputs: outputs
+
+
+#: A value fixed when the graph is built. Its kernel hands out the array the op
+#: holds (read-only: fetches copy it). An int32 constant placed on a GPU stays in
+#: host memory, as TF's HostConstantOp: such constants are axes and shapes,
+#: which the host reads to launch a kernel.
+CONST = declare(OpDef(
+    "Const", attrs=("value", "dtype"), gradient=NOT_DIFFERENTIABLE,
+    devices=EVERY_DEVICE, kernel=_const_kernel, host_memory_outputs=("int32",)))
 
 
 def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
@@ -128,7 +170,7 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
         arr = arr.copy()  # own the buffer: the caller may change theirs later
     arr.flags.writeable = False  # the graph owns it; fetches copy it
     dt = dtypes.dtype_of_numpy(arr)
-    op = make_op("Const", [], [dt], [TensorShape(arr.shape)], name=name,
+    op = make_op(CONST, [], [dt], [TensorShape(arr.shape)], name=name,
                  attrs={"value": arr, "dtype": dt}, graph=get_default_graph())
     return op.outputs[0]
 

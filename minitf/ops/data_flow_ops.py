@@ -5,26 +5,199 @@ A queue object holds one op, the queue itself (``FIFOQueueV2``, output: a
 resource handle). Each method adds an op that takes that handle:
 ``q.enqueue(x)`` -> ``QueueEnqueueV2``, ``q.dequeue()`` -> ``QueueDequeueV2``,
 and so on. Running those ops moves elements in and out of the queue kept by
-the device that owns it (see ``minitf/runtime/queues.py`` for the blocking
+the device that owns it (see ``minitf/ops/queues.py`` for the blocking
 rules). The placer keeps every op of a queue on the queue's device.
+
+The queue op (``FIFOQueueV2``...) outputs a handle: the
+:class:`~minitf.ops.queues.QueueResource` itself, looked up in the
+device's resource manager. With a ``shared_name`` every session on a server
+finds the same queue; without one, each session gets a queue of its own
+(named ``_N_opname`` as in TF), so a local session's queue is private.
+
+The enqueue/dequeue kernels check what they are given against the queue's
+dtypes and shapes (InvalidArgumentError, as TF) and hand elements to the
+queue; dequeue kernels stack elements into batches (padding them for a
+PaddingFIFOQueue).
 """
 
+import itertools
+
+import numpy as np
+
 from minitf.framework import dtypes as _dtypes
+from minitf.framework import errors
 from minitf.framework.graph import get_default_graph
+from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape, as_shape
-from minitf.ops.core import convert_to_tensor, make_op, name_scope
-from minitf.ops.op_def import register_op
+from minitf.ops import queues
+from minitf.ops.core import EVERY_DEVICE, convert_to_tensor, make_op, name_scope
 from minitf.ops.random_ops import get_seed
 
-for _t in ("FIFOQueueV2", "RandomShuffleQueueV2", "PaddingFIFOQueueV2", "PriorityQueueV2"):
-    register_op(_t, stateful=True)
-for _t in ("QueueEnqueueV2", "QueueEnqueueManyV2", "QueueDequeueV2", "QueueDequeueManyV2",
-           "QueueDequeueUpToV2", "QueueCloseV2"):
-    register_op(_t, ref_inputs=(0,), stateful=True, blocking=True)
-for _t in ("QueueSizeV2", "QueueIsClosedV2"):
-    register_op(_t, ref_inputs=(0,), stateful=True)
+_private_ids = itertools.count()
 
 
+# -- the queue ops: a queue of each kind, made on first use ---------------------------------
+def _queue_kernel(cls):
+    def kernel(op, backend):
+        attrs = op._attrs
+        container = attrs.get("container", "")
+        shared = attrs.get("shared_name", "")
+        dtypes_ = attrs["component_types"]
+        shapes = attrs.get("shapes") or []
+        capacity = attrs.get("capacity", -1)
+        min_after = attrs.get("min_after_dequeue", 0)
+        seeds = (attrs.get("seed", 0), attrs.get("seed2", 0))
+
+        def compute(ctx, inputs):
+            name = shared
+            if not name:  # private to this session: a name of its own
+                key = ("queue", op.name)
+                name = ctx.session_state.get(key)
+                if name is None:
+                    name = ctx.session_state[key] = "_%d_%s" % (next(_private_ids), op.name)
+            queue = ctx.resources.lookup_or_create(
+                container, name,
+                lambda: cls(name, capacity, dtypes_, shapes, min_after, seeds))
+            return [queue]
+        return compute
+    return kernel
+
+
+def _queue_row(name, cls, extra_attrs=()):
+    return declare(OpDef(name, attrs=("component_types", "shapes", "capacity", "container",
+                                      "shared_name") + extra_attrs,
+                         gradient=NOT_DIFFERENTIABLE, stateful=True, resource=True,
+                         kernel=_queue_kernel(cls)))
+
+
+FIFO_QUEUE_V2 = _queue_row("FIFOQueueV2", queues.QueueResource)
+RANDOM_SHUFFLE_QUEUE_V2 = _queue_row("RandomShuffleQueueV2", queues.RandomShuffleQueue,
+                                     ("min_after_dequeue", "seed", "seed2"))
+PADDING_FIFO_QUEUE_V2 = _queue_row("PaddingFIFOQueueV2", queues.PaddingFIFOQueue)
+PRIORITY_QUEUE_V2 = _queue_row("PriorityQueueV2", queues.PriorityQueue)
+
+
+# -- the element ops: they take the queue (input 0) by reference -------------------------------
+def _check_component(queue, i, value, many):
+    dt = queue.dtypes[i]
+    if value.dtype != dt.np_dtype and not (dt.name == "string" and value.dtype == object):
+        raise errors.InvalidArgumentError(
+            None, None, "Type mismatch in tuple component %d. Expected %s, got %s"
+            % (i, dt.name, value.dtype))
+    shape = queue.shapes[i] if i < len(queue.shapes) else None
+    if shape is not None and shape.ndims is not None:
+        got = value.shape[1:] if many else value.shape
+        if not shape.is_compatible_with(got):
+            raise errors.InvalidArgumentError(
+                None, None, "Shape mismatch in tuple component %d. Expected %s, got %s"
+                % (i, shape.as_list(), list(got)))
+
+
+def _enqueue_kernel(op, backend):
+    many = op.op_def is QUEUE_ENQUEUE_MANY_V2
+
+    def compute(ctx, inputs):
+        queue, values = inputs[0], inputs[1:]
+        for i, v in enumerate(values):
+            _check_component(queue, i, v, many)
+        if many:
+            n = values[0].shape[0] if values[0].ndim else None
+            if n is None or any(v.ndim == 0 or v.shape[0] != n for v in values):
+                raise errors.InvalidArgumentError(
+                    None, None, "Expected all components to have the same size in the first "
+                    "dimension: %s" % [list(v.shape) for v in values])
+            elements = [tuple(np.array(v[j]) for v in values) for j in range(n)]
+        else:
+            elements = [tuple(values)]
+        queue.enqueue(elements, ctx.step)
+        return []
+    return compute
+
+
+def _pad_to(values, fill):
+    """Zero-pad arrays of one component to the largest shape among them."""
+    ndim = values[0].ndim
+    shape = [max(v.shape[d] for v in values) for d in range(ndim)]
+    out = np.full([len(values)] + shape, fill, dtype=values[0].dtype)
+    for j, v in enumerate(values):
+        out[(j,) + tuple(slice(0, s) for s in v.shape)] = v
+    return out
+
+
+def _dequeue_kernel(op, backend):
+    batched = op.op_def is not QUEUE_DEQUEUE_V2
+    allow_smaller = op.op_def is QUEUE_DEQUEUE_UP_TO_V2
+
+    def compute(ctx, inputs):
+        queue = inputs[0]
+        n = int(inputs[1]) if batched else None
+        if batched and n < 0:
+            raise errors.InvalidArgumentError(None, None, "DequeueMany requested %d < 0 "
+                                              "elements" % n)
+        if batched and n == 0:
+            return [np.zeros((0,) + tuple(d or 0 for d in (s.as_list() if s is not None
+                                                          else [])),
+                             dtype=dt.np_dtype)
+                    for dt, s in zip(queue.dtypes, queue.shapes)]
+        elements = queue.dequeue(n, ctx.step, allow_smaller)
+        if not batched:
+            return list(elements[0])
+        out = []
+        for i in range(len(queue.dtypes)):
+            column = [e[i] for e in elements]
+            if isinstance(queue, queues.PaddingFIFOQueue):
+                fill = b"" if column[0].dtype == object else 0
+                out.append(_pad_to(column, fill))
+            else:
+                if len({c.shape for c in column}) > 1:
+                    raise errors.InvalidArgumentError(
+                        None, None, "Shape mismatch in tuple component %d: elements of a "
+                        "batch must have one shape (use a PaddingFIFOQueue)" % i)
+                out.append(np.stack(column))
+        return out
+    return compute
+
+
+def _close_kernel(op, backend):
+    cancel = op.get_attr("cancel_pending_enqueues")
+
+    def compute(ctx, inputs):
+        inputs[0].close(cancel, ctx.step)
+        return []
+    return compute
+
+
+def _size_kernel(op, backend):
+    return lambda ctx, inputs: [np.array(inputs[0].size(), dtype=np.int32)]
+
+
+def _is_closed_kernel(op, backend):
+    return lambda ctx, inputs: [np.array(inputs[0].closed)]
+
+
+def _element_row(name, kernel, inputs, attrs=(), blocking=True):
+    return declare(OpDef(name, inputs=("handle",) + inputs, attrs=attrs,
+                         gradient=NOT_DIFFERENTIABLE, ref_inputs=(0,), stateful=True,
+                         blocking=blocking, devices=EVERY_DEVICE, kernel=kernel))
+
+
+QUEUE_ENQUEUE_V2 = _element_row("QueueEnqueueV2", _enqueue_kernel, ("*components",),
+                                ("Tcomponents", "timeout_ms"))
+QUEUE_ENQUEUE_MANY_V2 = _element_row("QueueEnqueueManyV2", _enqueue_kernel, ("*components",),
+                                     ("Tcomponents", "timeout_ms"))
+QUEUE_DEQUEUE_V2 = _element_row("QueueDequeueV2", _dequeue_kernel, (),
+                                ("component_types", "timeout_ms"))
+QUEUE_DEQUEUE_MANY_V2 = _element_row("QueueDequeueManyV2", _dequeue_kernel, ("n",),
+                                     ("component_types", "timeout_ms"))
+QUEUE_DEQUEUE_UP_TO_V2 = _element_row("QueueDequeueUpToV2", _dequeue_kernel, ("n",),
+                                      ("component_types", "timeout_ms"))
+QUEUE_CLOSE_V2 = _element_row("QueueCloseV2", _close_kernel, (),
+                              ("cancel_pending_enqueues",))
+QUEUE_SIZE_V2 = _element_row("QueueSizeV2", _size_kernel, (), blocking=False)
+QUEUE_IS_CLOSED_V2 = _element_row("QueueIsClosedV2", _is_closed_kernel, (), blocking=False)
+
+
+# -- the Python classes ---------------------------------------------------------------------------
 class QueueBase:
     """What every queue type shares: the handle op and the methods."""
 
@@ -79,7 +252,7 @@ class QueueBase:
         """An op that adds one element (blocks while the queue is full)."""
         with name_scope(name, "%s_enqueue" % self._name, []) as scope:
             tensors = self._check_vals(vals, False)
-            return make_op("QueueEnqueueV2", [self._queue_ref] + tensors, [], [], name=scope,
+            return make_op(QUEUE_ENQUEUE_V2, [self._queue_ref] + tensors, [], [], name=scope,
                            attrs={"Tcomponents": [t.dtype for t in tensors],
                                   "timeout_ms": -1})
 
@@ -87,7 +260,7 @@ class QueueBase:
         """An op that adds the slices of ``vals`` along dimension 0."""
         with name_scope(name, "%s_EnqueueMany" % self._name, []) as scope:
             tensors = self._check_vals(vals, True)
-            return make_op("QueueEnqueueManyV2", [self._queue_ref] + tensors, [], [],
+            return make_op(QUEUE_ENQUEUE_MANY_V2, [self._queue_ref] + tensors, [], [],
                            name=scope, attrs={"Tcomponents": [t.dtype for t in tensors],
                                               "timeout_ms": -1})
 
@@ -105,40 +278,40 @@ class QueueBase:
     def dequeue(self, name=None):
         """One element (blocks until there is one)."""
         with name_scope(name, "%s_Dequeue" % self._name, []) as scope:
-            op = make_op("QueueDequeueV2", [self._queue_ref], self._dtypes,
+            op = make_op(QUEUE_DEQUEUE_V2, [self._queue_ref], self._dtypes,
                          self._element_shapes(), name=scope,
                          attrs={"component_types": self._dtypes, "timeout_ms": -1})
         return self._result(op.outputs)
 
-    def _dequeue_n(self, op_type, suffix, n, name, batch_dim):
+    def _dequeue_n(self, row, suffix, n, name, batch_dim):
         with name_scope(name, "%s_%s" % (self._name, suffix), [n]) as scope:
             n_t = convert_to_tensor(n, dtype=_dtypes.int32, name="n")
             shapes = [TensorShape([batch_dim]).concatenate(s) for s in self._element_shapes()]
-            op = make_op(op_type, [self._queue_ref, n_t], self._dtypes, shapes, name=scope,
+            op = make_op(row, [self._queue_ref, n_t], self._dtypes, shapes, name=scope,
                          attrs={"component_types": self._dtypes, "timeout_ms": -1})
         return self._result(op.outputs)
 
     def dequeue_many(self, n, name=None):
         """``n`` elements stacked into a batch (blocks until there are ``n``)."""
         known = n if isinstance(n, int) else None
-        return self._dequeue_n("QueueDequeueManyV2", "DequeueMany", n, name, known)
+        return self._dequeue_n(QUEUE_DEQUEUE_MANY_V2, "DequeueMany", n, name, known)
 
     def dequeue_up_to(self, n, name=None):
         """Up to ``n`` elements: fewer only once the queue is closed."""
-        return self._dequeue_n("QueueDequeueUpToV2", "DequeueUpTo", n, name, None)
+        return self._dequeue_n(QUEUE_DEQUEUE_UP_TO_V2, "DequeueUpTo", n, name, None)
 
     def close(self, cancel_pending_enqueues=False, name=None):
         """Close the queue: no more enqueues; what is left can still drain."""
-        return make_op("QueueCloseV2", [self._queue_ref], [], [],
+        return make_op(QUEUE_CLOSE_V2, [self._queue_ref], [], [],
                        name=name or "%s_Close" % self._name,
                        attrs={"cancel_pending_enqueues": bool(cancel_pending_enqueues)})
 
     def is_closed(self, name=None):
-        return make_op("QueueIsClosedV2", [self._queue_ref], [_dtypes.bool], [TensorShape([])],
+        return make_op(QUEUE_IS_CLOSED_V2, [self._queue_ref], [_dtypes.bool], [TensorShape([])],
                        name=name or "%s_Is_Closed" % self._name).outputs[0]
 
     def size(self, name=None):
-        return make_op("QueueSizeV2", [self._queue_ref], [_dtypes.int32], [TensorShape([])],
+        return make_op(QUEUE_SIZE_V2, [self._queue_ref], [_dtypes.int32], [TensorShape([])],
                        name=name or "%s_Size" % self._name).outputs[0]
 
 
@@ -166,9 +339,9 @@ def _normalize(dtypes, shapes, names, allow_unknown=False):
     return dtypes, shapes, names
 
 
-def _queue_op(op_type, name, attrs):
+def _queue_op(row, name, attrs):
     graph = get_default_graph()
-    op = make_op(op_type, [], [_dtypes.resource], [TensorShape([])], name=name,
+    op = make_op(row, [], [_dtypes.resource], [TensorShape([])], name=name,
                  attrs=attrs, graph=graph)
     return op.outputs[0]
 
@@ -179,7 +352,7 @@ class FIFOQueue(QueueBase):
     def __init__(self, capacity, dtypes, shapes=None, names=None, shared_name=None,
                  name="fifo_queue"):
         dtypes, shapes, names = _normalize(dtypes, shapes, names)
-        ref = _queue_op("FIFOQueueV2", name, {
+        ref = _queue_op(FIFO_QUEUE_V2, name, {
             "component_types": dtypes, "shapes": shapes, "capacity": capacity,
             "container": "", "shared_name": shared_name or ""})
         super().__init__(dtypes, shapes, names, ref)
@@ -193,7 +366,7 @@ class PaddingFIFOQueue(QueueBase):
         dtypes, shapes, names = _normalize(dtypes, shapes, names, allow_unknown=True)
         if not shapes:
             raise ValueError("PaddingFIFOQueue needs shapes (None marks a dimension to pad)")
-        ref = _queue_op("PaddingFIFOQueueV2", name, {
+        ref = _queue_op(PADDING_FIFO_QUEUE_V2, name, {
             "component_types": dtypes, "shapes": shapes, "capacity": capacity,
             "container": "", "shared_name": shared_name or ""})
         super().__init__(dtypes, shapes, names, ref)
@@ -211,7 +384,7 @@ class RandomShuffleQueue(QueueBase):
             seed1, seed2 = 0, 0
         elif seed is None and shared_name is not None:
             seed2 = 0  # as TF: a shared queue's seed must not depend on the graph
-        ref = _queue_op("RandomShuffleQueueV2", name, {
+        ref = _queue_op(RANDOM_SHUFFLE_QUEUE_V2, name, {
             "component_types": dtypes, "shapes": shapes, "capacity": capacity,
             "min_after_dequeue": min_after_dequeue, "seed": seed1, "seed2": seed2,
             "container": "", "shared_name": shared_name or ""})
@@ -229,7 +402,7 @@ class PriorityQueue(QueueBase):
         shapes = [TensorShape([])] + shapes if shapes else []
         if names is not None:
             names = ["priority"] + names  # not part of TF's API: minitf keeps it simple
-        ref = _queue_op("PriorityQueueV2", name, {
+        ref = _queue_op(PRIORITY_QUEUE_V2, name, {
             "component_types": dtypes, "shapes": shapes, "capacity": capacity,
             "container": "", "shared_name": shared_name or ""})
         super().__init__(dtypes, shapes, names, ref)

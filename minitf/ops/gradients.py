@@ -12,42 +12,64 @@ Like micrograd, but the "values" are graph tensors and the backward pass
 3. return, for each ``x``, the sum of all gradients that reached it
    (``None`` when no path connects it to ``ys``).
 
-Gradient functions live in ``minitf/ops/grads.py``, one per op type,
-registered with :func:`RegisterGradient`. ``tf.stop_gradient`` and ops with
-no gradient (comparisons, argmax, integer ops) stop the walk.
+Each op type's gradient function is part of its row of the op table
+(``OpDef.gradient``, next to the op in its family module: ``Mul``'s is in
+``minitf/ops/math_ops.py``). ``tf.stop_gradient`` and ops declared
+``NOT_DIFFERENTIABLE`` (comparisons, argmax, integer ops) stop the walk.
+``tf.RegisterGradient`` adds a gradient for an op type that has none.
 """
 
 import contextlib
 
+from minitf.framework import op_def as _op_def
 from minitf.framework.graph import get_default_graph
+from minitf.ops import array_ops, control_flow_ops, math_ops
 from minitf.ops.core import convert_to_tensor, name_scope
 
-_GRADIENTS = {}
+_REGISTERED = {}          # op type -> gradient function, from tf.RegisterGradient
 _NOT_DIFFERENTIABLE = set()
 
 
 class RegisterGradient:
-    """Decorator: ``@RegisterGradient("Mul") def _mul_grad(op, grad): ...``.
+    """Decorator: ``@tf.RegisterGradient("MyOp") def _my_grad(op, grad): ...``.
 
     The function receives the op and one gradient per output (``None`` for
     outputs nothing depends on) and returns one gradient per input (``None``
-    where the input gets none).
+    where the input gets none). As in TF, an op type that already has a
+    gradient cannot get a second one (KeyError).
     """
 
     def __init__(self, op_type):
+        if not isinstance(op_type, str):
+            raise TypeError("op_type must be a string")
         self._op_type = op_type
 
     def __call__(self, fn):
-        _GRADIENTS[self._op_type] = fn
+        if _gradient_of(self._op_type) is not None or self._op_type in _NOT_DIFFERENTIABLE:
+            raise KeyError("Registering two gradient with name '%s'! (Previous registration "
+                           "was in the op table, minitf/ops/)" % self._op_type)
+        _REGISTERED[self._op_type] = fn
         return fn
 
 
 def NotDifferentiable(op_type):  # noqa: N802  (TF's name)
     """Declare that ``op_type`` passes no gradient to its inputs."""
+    if not isinstance(op_type, str):
+        raise TypeError("op_type must be a string")
     _NOT_DIFFERENTIABLE.add(op_type)
 
 
 NoGradient = NotDifferentiable
+
+
+def _gradient_of(op_type):
+    """The op type's gradient function, NOT_DIFFERENTIABLE, or None."""
+    if op_type in _NOT_DIFFERENTIABLE:
+        return _op_def.NOT_DIFFERENTIABLE
+    row = _op_def.lookup(op_type)
+    if row.gradient is not None:
+        return row.gradient
+    return _REGISTERED.get(op_type)
 
 
 _nothing = contextlib.nullcontext
@@ -79,8 +101,7 @@ def _sum_grads(grads):
         return None
     if len(grads) == 1:
         return grads[0]
-    from minitf.ops.math_ops import add_n
-    return add_n(grads)
+    return math_ops.add_n(grads)
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
@@ -96,7 +117,6 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     with graph.as_default(), name_scope(name, "gradients", ys + xs):
         if grad_ys is None:
             grad_ys = [None] * len(ys)
-        from minitf.ops.array_ops import ones_like
         grads = {}  # tensor -> list of gradient contributions
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
             if gy is None:
@@ -104,7 +124,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                     raise TypeError("Gradients of %s are not defined: %s has dtype %s "
                                     "(only float tensors are differentiable)"
                                     % (y.name, y.name, y.dtype.base_dtype.name))
-                gy = ones_like(y, name="grad_ys_%d" % i)
+                gy = array_ops.ones_like(y, name="grad_ys_%d" % i)
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
             grads.setdefault(y, []).append(gy)
@@ -114,12 +134,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             out_grads = [_sum_grads(grads.get(t, [])) for t in op._outputs]
             if op in stop_ops or all(g is None for g in out_grads):
                 continue
-            if all(t in x_set for t in op._outputs) and op.type in ("VariableV2",
-                                                                   "Placeholder", "Const"):
+            if not op._inputs:
+                continue          # a source (a variable, a placeholder, a constant)
+            fn = _gradient_of(op.type)
+            if fn is _op_def.NOT_DIFFERENTIABLE:
                 continue
-            if op.type in _NOT_DIFFERENTIABLE or not op._inputs:
-                continue
-            fn = _GRADIENTS.get(op.type)
             if fn is None:
                 raise LookupError("No gradient defined for operation '%s' (op type: %s). "
                                   "minitf cannot differentiate through it; wrap it in "
@@ -137,9 +156,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 # Without it, an optimizer may update a weight (its gradient is
                 # ready) while the gradient for an earlier layer, which reads
                 # that same weight, is still being computed on another device.
-                from minitf.ops.control_flow_ops import tuple_
                 with graph.name_scope(op.name + "_grad_gate"):
-                    in_grads = tuple_(list(in_grads))
+                    in_grads = control_flow_ops.tuple_(list(in_grads))
             if len(in_grads) != len(op._inputs):
                 raise ValueError("Gradient function for %s returned %d gradients, expected %d"
                                  % (op.type, len(in_grads), len(op._inputs)))
@@ -152,8 +170,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         for x in xs:
             g = _sum_grads(grads.get(x, []))
             if g is not None and g.dtype.base_dtype != x.dtype.base_dtype:
-                from minitf.ops.math_ops import cast
-                g = cast(g, x.dtype.base_dtype)
+                g = math_ops.cast(g, x.dtype.base_dtype)
             result.append(g)
     return result
 

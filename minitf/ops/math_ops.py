@@ -1,93 +1,762 @@
-"""Math ops: elementwise arithmetic, comparisons, reductions, matmul.
+"""Math ops: elementwise arithmetic, comparisons, casts, ``add_n`` and matmul.
 
-Each function checks dtypes and infers the output's static shape *now*, at
-build time, so that ``tf.matmul`` of a [2, 3] and a [2, 3] matrix fails on the
-line that wrote it (ValueError), not later inside ``sess.run``. The numbers
-are computed later by a kernel (``minitf.kernels``).
+Each op is declared here once, as a row of the op table (see
+``minitf/framework/op_def.py``): what one element is, the dtypes each device
+runs, the numpy reference, the fusion template, the gradient. The ``tf.*``
+function next to the row checks dtypes and infers the output's static shape
+*now*, at build time, so that ``tf.matmul`` of a [2, 3] and a [2, 3] matrix
+fails on the line that wrote it (ValueError), not later inside ``sess.run``.
 
 This module also gives :class:`Tensor` its Python operators: ``a + b`` is
 ``add`` in a name scope called ``add``, exactly as TF names it.
+
+Reductions (``tf.reduce_sum``...) are in ``reduction_ops.py``.
 """
+
+import math
 
 import numpy as np
 
-from minitf.framework import dtypes
+from minitf.framework import dtypes, errors
 from minitf.framework.graph import Tensor
+from minitf.framework.op_def import BACKEND, NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
-from minitf.ops.core import (broadcast_static_shape, convert_to_tensor, dt_enum_name,
-                             make_op, name_scope, shape_str)
+from minitf.ops import array_ops, reduction_ops
+from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, binary_inputs, broadcast_static_shape,
+                             check_dtype, constant, convert_to_tensor, dt_enum_name, make_op,
+                             name_scope, shape_str)
+from minitf.ops.elementwise import (BIG, FLOAT_NAMES, NUMBER_NAMES, binary_kernel, binary_op,
+                                    dims_text, unary_op)
 
-_FLOAT_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
-_NUMBER_TYPES = _FLOAT_TYPES + (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
-                                dtypes.uint8, dtypes.uint16)
-
-
-def _check_dtype(op_type, t, allowed, arg="x"):
-    if t.dtype.base_dtype not in allowed:
-        raise TypeError("Value passed to parameter '%s' has DataType %s not in list of "
-                        "allowed values: %s" % (arg, t.dtype.base_dtype.name,
-                                                ", ".join(d.name for d in allowed)))
+_F = ("f",)
 
 
-def _binary_inputs(op_type, x, y, arg_names=("x", "y")):
-    """Convert both operands; the first tensor's dtype guides Python numbers.
-    ``arg_names`` are the op's parameter names, for TF's mismatch message."""
-    if isinstance(x, Tensor) or not isinstance(y, Tensor):
-        x = convert_to_tensor(x, name="x")
-        y = convert_to_tensor(y, dtype_hint=x.dtype.base_dtype, name="y")
-    else:
-        y = convert_to_tensor(y, name="y")
-        x = convert_to_tensor(x, dtype_hint=y.dtype.base_dtype, name="x")
-    if x.dtype.base_dtype != y.dtype.base_dtype:
-        raise TypeError("Input '%s' of '%s' Op has type %s that does not match type %s of "
-                        "argument '%s'." % (arg_names[1], op_type, y.dtype.base_dtype.name,
-                                            x.dtype.base_dtype.name, arg_names[0]))
-    return x, y
+# -- gradient helpers ---------------------------------------------------------------------------
+def _static(shape):
+    return shape.as_list() if shape.is_fully_defined() else None
 
 
-def _binary(op_type, x, y, name, allowed=_NUMBER_TYPES, out_dtype=None):
-    with name_scope(name, op_type, [x, y]) as scope:
-        x, y = _binary_inputs(op_type, x, y)
-        _check_dtype(op_type, x, allowed)
+def unbroadcast(grad, x):
+    """Sum ``grad`` over the axes along which ``x`` was broadcast, so the
+    result has ``x``'s shape: every copy of ``x`` received a share of the
+    gradient (``x + y`` with ``x`` of shape [3] and ``y`` of shape [2, 3] gives
+    ``dL/dx = sum over axis 0 of dL/dz``)."""
+    if grad is None:
+        return None
+    xd, gd = _static(x.shape), grad.shape.as_tuple_or_none()
+    if xd is not None and gd is not None:
+        lead = len(gd) - len(xd)
+        axes = list(range(lead)) + [lead + i for i, d in enumerate(xd)
+                                    if d == 1 and gd[lead + i] != 1]
+        if not axes and list(gd) == xd:
+            return grad
+        reduced = reduction_ops.reduce_sum(grad, axes) if axes else grad
+        if reduced.shape.as_tuple_or_none() == tuple(xd):
+            return reduced
+        return array_ops.reshape(reduced, xd)
+    # Shapes only known at run time: a kernel sums to the runtime shape of x.
+    return array_ops.sum_to_shape(grad, array_ops.shape(x), x.shape)
+
+
+# =================================================================== unary ops ===
+# Each op: the scalar function(s) numba compiles, a CUDA-safe version where the
+# simulator (which runs CUDA kernels as Python) would raise, the gradient, the row.
+
+def _neg(x):
+    return -x
+
+
+def _neg_grad(op, grad):
+    return [-grad]
+
+
+NEG = unary_op("Neg", _neg, np.negative, fusion="-{x}", gradient=_neg_grad)
+
+
+# (Not Python's ``abs``: in this module that name is ``tf.abs``, below.)
+def _abs_int(x):
+    return -x if x < 0 else x
+
+
+def _abs_float(x):
+    return math.fabs(x)
+
+
+def _abs_grad(op, grad):
+    return [grad * sign(op.inputs[0])]
+
+
+ABS = unary_op("Abs", {"i": _abs_int, "f": _abs_float}, np.abs, fusion="abs({x})",
+               gradient=_abs_grad)
+
+
+def _square(x):
+    return x * x
+
+
+def _square_grad(op, grad):
+    return [grad * (2.0 * op.inputs[0])]
+
+
+SQUARE = unary_op("Square", _square, np.square, fusion="{x} * {x}", gradient=_square_grad)
+
+
+def _sqrt(x):
+    return math.sqrt(x)
+
+
+def _sqrt_cuda(x):
+    return math.sqrt(x) if x >= 0 else math.nan
+
+
+def _sqrt_grad(op, grad):
+    return [grad * 0.5 / op.outputs[0]]
+
+
+SQRT = unary_op("Sqrt", {"f": _sqrt}, np.sqrt, cpu=FLOAT_NAMES, cuda=_sqrt_cuda,
+                fusion="np.sqrt({x})", gradient=_sqrt_grad, domain=[(0.125, 10)])
+
+
+def _rsqrt(x):
+    return 1.0 / math.sqrt(x)
+
+
+def _rsqrt_cuda(x):
+    if x == 0:
+        return math.copysign(math.inf, x)
+    return 1.0 / math.sqrt(x) if x >= 0 else math.nan
+
+
+def _rsqrt_grad(op, grad):
+    y = op.outputs[0]
+    return [grad * (-0.5) * y * y * y]
+
+
+RSQRT = unary_op("Rsqrt", {"f": _rsqrt}, lambda x: np.reciprocal(np.sqrt(x)), cpu=FLOAT_NAMES,
+                 cuda=_rsqrt_cuda, fusion="one / np.sqrt({x})", gradient=_rsqrt_grad,
+                 domain=[(0.125, 10)])
+
+
+# Exp, Log, Tanh and Sigmoid: on the CPU their float kernels are the
+# vectorizable routines of minitf/kernels/cpu/vector_math.py (range reduction,
+# a polynomial, the exponent written into the float's bits); the functions
+# below are the definitions the CUDA kernels compile.
+
+def _exp(x):
+    if x > 709.0:
+        return math.inf
+    return math.exp(x)
+
+
+def _exp_grad(op, grad):
+    return [grad * op.outputs[0]]
+
+
+EXP = unary_op("Exp", {"f": _exp}, np.exp, cpu=FLOAT_NAMES, vector_math="exp",
+               fusion="exp_({x})", gradient=_exp_grad)
+
+
+def _log(x):
+    if x < 0:
+        return math.nan
+    if x == 0:
+        return -math.inf
+    return math.log(x)
+
+
+def _log_grad(op, grad):
+    return [grad / op.inputs[0]]
+
+
+LOG = unary_op("Log", {"f": _log}, np.log, cpu=FLOAT_NAMES, vector_math="log",
+               fusion="log_({x})", gradient=_log_grad, domain=[(0.125, 10)])
+
+
+def _sigmoid(x):
+    if x < -700.0:
+        return 0.0
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _sigmoid_grad(op, grad):
+    y = op.outputs[0]
+    return [grad * y * (1.0 - y)]
+
+
+SIGMOID = unary_op("Sigmoid", {"f": _sigmoid}, lambda x: np.reciprocal(1 + np.exp(-x)),
+                   cpu=FLOAT_NAMES, vector_math="sigmoid", fusion="sigmoid_({x})",
+                   gradient=_sigmoid_grad)
+
+
+def _tanh(x):
+    return math.tanh(x)
+
+
+def _tanh_grad(op, grad):
+    y = op.outputs[0]
+    return [grad * (1.0 - y * y)]
+
+
+TANH = unary_op("Tanh", {"f": _tanh}, np.tanh, cpu=FLOAT_NAMES, vector_math="tanh",
+                fusion="tanh_({x})", gradient=_tanh_grad)
+
+
+def _sign(x):
+    if x > 0:
+        return 1
+    if x < 0:
+        return -1
+    return x  # 0, -0.0 or NaN
+
+
+def _sign_cuda(x):
+    if x > 0:
+        return 1.0
+    if x < 0:
+        return -1.0
+    return x
+
+
+def _sign_grad(op, grad):
+    return [array_ops.zeros_like(op.inputs[0])]
+
+
+SIGN = unary_op("Sign", _sign, np.sign, cuda=_sign_cuda, gradient=_sign_grad)
+
+
+def _reciprocal(x):
+    return 1.0 / x
+
+
+def _reciprocal_cuda(x):
+    return 1.0 / x if x != 0 else math.copysign(math.inf, x)
+
+
+def _reciprocal_grad(op, grad):
+    y = op.outputs[0]
+    return [-grad * y * y]
+
+
+RECIPROCAL = unary_op("Reciprocal", {"f": _reciprocal}, np.reciprocal, cpu=FLOAT_NAMES,
+                      cuda=_reciprocal_cuda, fusion="one / {x}", gradient=_reciprocal_grad,
+                      domain=[(0.125, 10)])
+
+
+def _floor(x):
+    return np.floor(x)        # math.floor would return a Python int
+
+
+def _floor_cuda(x):
+    if x != x or math.isinf(x):   # (math.floor(inf) raises in the simulator)
+        return x
+    return math.floor(x)
+
+
+FLOOR = unary_op("Floor", {"f": _floor}, np.floor, cpu=FLOAT_NAMES, cuda=_floor_cuda,
+                 gradient=NOT_DIFFERENTIABLE)
+
+
+def _ceil(x):
+    return np.ceil(x)
+
+
+def _ceil_cuda(x):
+    if x != x or math.isinf(x):
+        return x
+    return math.ceil(x)
+
+
+CEIL = unary_op("Ceil", {"f": _ceil}, np.ceil, cpu=FLOAT_NAMES, cuda=_ceil_cuda,
+                gradient=NOT_DIFFERENTIABLE)
+
+
+def _round(x):
+    return np.rint(x)         # TF's Round is banker's rounding: 2.5 -> 2
+
+
+def _round_cuda(x):
+    if x != x or math.isinf(x):
+        return x
+    f = math.floor(x)
+    d = x - f
+    if d > 0.5 or (d == 0.5 and f % 2 != 0):
+        return f + 1
+    return f
+
+
+ROUND = unary_op("Round", {"f": _round}, np.rint, cpu=FLOAT_NAMES, cuda=_round_cuda,
+                 gradient=NOT_DIFFERENTIABLE)
+
+
+def _logical_not(x):
+    return not x
+
+
+LOGICAL_NOT = unary_op("LogicalNot", {"b": _logical_not}, np.logical_not, cpu=("bool",),
+                       gpu=(), gradient=NOT_DIFFERENTIABLE)
+
+
+# ================================================================== binary ops ===
+
+def _add(x, y):
+    return x + y
+
+
+def _add_grad(op, grad):
+    x, y = op.inputs
+    return unbroadcast(grad, x), unbroadcast(grad, y)
+
+
+def _strings_or(kernel):
+    """AddV2, Equal and NotEqual also take strings (concatenation, comparison)."""
+    def string_aware(op, backend):
+        if op.get_attr("T").name != "string":
+            return kernel(op, backend)
+        if op.type == ADD_V2.name:
+            return lambda ctx, inputs: [np.asarray(np.char.add(
+                inputs[0].astype(bytes), inputs[1].astype(bytes)).astype(object))]
+        flip = op.type == NOT_EQUAL.name
+        return lambda ctx, inputs: [np.asarray((inputs[0] == inputs[1]) != flip, dtype=bool)]
+    return string_aware
+
+
+ADD_V2 = binary_op("AddV2", _add, np.add, cpu=NUMBER_NAMES + ("string",),
+                   kernel=_strings_or(binary_kernel()), fusion="{x} + {y}",
+                   gradient=_add_grad)
+
+
+def _sub(x, y):
+    return x - y
+
+
+def _sub_grad(op, grad):
+    x, y = op.inputs
+    return unbroadcast(grad, x), unbroadcast(-grad, y)
+
+
+SUB = binary_op("Sub", _sub, np.subtract, fusion="{x} - {y}", gradient=_sub_grad)
+
+
+def _mul(x, y):
+    return x * y
+
+
+def _mul_grad(op, grad):
+    x, y = op.inputs
+    return unbroadcast(grad * y, x), unbroadcast(x * grad, y)
+
+
+MUL = binary_op("Mul", _mul, np.multiply, fusion="{x} * {y}", gradient=_mul_grad)
+
+
+def _check_int_divisor(op, x, y):
+    if x.dtype.kind in "iu" and not y.all():
+        raise errors.InvalidArgumentError(None, None, "Integer division by zero")
+
+
+def _trunc_div(x, y):
+    """Integer division rounding toward zero (C, TF), from numpy's floor division."""
+    q = np.floor_divide(x, y)
+    return q + ((np.remainder(x, y) != 0) & ((x < 0) != (y < 0))).astype(q.dtype)
+
+
+def _real_div(x, y):
+    return x / y
+
+
+def _truncate_div_int(x, y):
+    # Integer RealDiv rounds toward zero, as C does. The kernel has already
+    # rejected y == 0. y == -1 is special-cased: MIN_INT // -1 overflows.
+    if y == -1:
+        return -x
+    q = x // y
+    if q < 0 and q * y != x:
+        q += 1
+    return q
+
+
+def _div_cuda(x, y):
+    # Real CUDA divides by zero quietly (inf/NaN); spelled out so that the
+    # simulator, which runs this in Python, gives the same answer.
+    if y == 0:
+        if x == 0 or x != x:
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
+def _div_grad(op, grad):
+    x, y = op.inputs
+    return unbroadcast(grad / y, x), unbroadcast(-grad * x / (y * y), y)
+
+
+REAL_DIV = binary_op(
+    "RealDiv", {"f": _real_div, "i": _truncate_div_int},
+    lambda x, y: np.true_divide(x, y) if x.dtype.kind == "f" else _trunc_div(x, y),
+    cuda=_div_cuda, check=_check_int_divisor, fusion="{x} / {y}", gradient=_div_grad,
+    domain=[(-10, 10), (1, 10)])
+
+
+def _floor_div_float(x, y):
+    return np.floor(x / y)     # TF: floor(x / y), so 1 // 0.1 == 10, not 9
+
+
+def _floor_div_int(x, y):
+    if y == -1:
+        return -x
+    return x // y
+
+
+def _floor_div_cuda(x, y):
+    q = _div_cuda(x, y)
+    if q != q or math.isinf(q):
+        return q
+    return math.floor(q)
+
+
+FLOOR_DIV = binary_op(
+    "FloorDiv", {"f": _floor_div_float, "i": _floor_div_int},
+    lambda x, y: np.floor(x / y) if x.dtype.kind == "f" else np.floor_divide(x, y),
+    cuda=_floor_div_cuda, check=_check_int_divisor, gradient=NOT_DIFFERENTIABLE,
+    domain=[(-10, 10), (1, 10)])
+
+
+def _floor_mod_float(x, y):
+    # TF: the remainder of truncated division, moved into the divisor's sign.
+    r = np.fmod(x, y)
+    if r != 0 and (r < 0) != (y < 0):
+        r += y
+    return r
+
+
+def _floor_mod_int(x, y):
+    if y == -1:
+        return x * 0
+    return x % y
+
+
+def _floor_mod_cuda(x, y):
+    if y == 0 or x != x or y != y or math.isinf(x):
+        return math.nan
+    r = math.fmod(x, y)
+    if r != 0 and (r < 0) != (y < 0):
+        r += y
+    return r
+
+
+def _tf_floor_mod(x, y):
+    r = np.fmod(x, y)
+    return np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
+
+
+FLOOR_MOD = binary_op(
+    "FloorMod", {"f": _floor_mod_float, "i": _floor_mod_int},
+    lambda x, y: _tf_floor_mod(x, y) if x.dtype.kind == "f" else np.remainder(x, y),
+    cuda=_floor_mod_cuda, check=_check_int_divisor, gradient=NOT_DIFFERENTIABLE,
+    domain=[(-10, 10), (1, 10)])
+
+
+def _pow(x, y):
+    return x ** y
+
+
+def _pow_cuda(x, y):
+    if x == 0 and y < 0:
+        return math.inf
+    if x < 0 and y != math.floor(y):
+        return math.nan
+    return x ** y
+
+
+def _check_int_exponent(op, x, y):
+    if x.dtype.kind in "iu" and y.size and y.min() < 0:
+        raise errors.InvalidArgumentError(
+            None, None, "Integers to negative integer powers are not allowed")
+
+
+def _pow_grad(op, grad):
+    x, y = op.inputs
+    z = op.outputs[0]
+    dx = grad * y * pow(x, y - 1.0)
+    safe_log = array_ops.where(x > 0.0, log(maximum(x, 1e-30)), array_ops.zeros_like(x))
+    dy = grad * z * safe_log
+    return unbroadcast(dx, x), unbroadcast(dy, y)
+
+
+POW = binary_op("Pow", _pow, np.power, cuda=_pow_cuda, check=_check_int_exponent,
+                gradient=_pow_grad, domain=[(0, 5), (0, 4)])
+
+
+def _maximum(x, y):
+    if x != x:          # NaN wins, like np.maximum
+        return x
+    if y != y:
+        return y
+    return x if x >= y else y
+
+
+def _maximum_grad(op, grad):
+    x, y = op.inputs
+    mask = cast(x >= y, grad.dtype)
+    return unbroadcast(grad * mask, x), unbroadcast(grad * (1.0 - mask), y)
+
+
+MAXIMUM = binary_op("Maximum", _maximum, np.maximum,
+                    fusion="{x} if ({x} != {x} or {x} >= {y}) else {y}",
+                    gradient=_maximum_grad)
+
+
+def _minimum(x, y):
+    if x != x:
+        return x
+    if y != y:
+        return y
+    return x if x <= y else y
+
+
+def _minimum_grad(op, grad):
+    x, y = op.inputs
+    mask = cast(x <= y, grad.dtype)
+    return unbroadcast(grad * mask, x), unbroadcast(grad * (1.0 - mask), y)
+
+
+MINIMUM = binary_op("Minimum", _minimum, np.minimum,
+                    fusion="{x} if ({x} != {x} or {x} <= {y}) else {y}",
+                    gradient=_minimum_grad)
+
+
+def _squared_difference(x, y):
+    d = x - y
+    return d * d
+
+
+def _squared_difference_grad(op, grad):
+    x, y = op.inputs
+    d = grad * 2.0 * (x - y)
+    return unbroadcast(d, x), unbroadcast(-d, y)
+
+
+SQUARED_DIFFERENCE = binary_op("SquaredDifference", _squared_difference,
+                               lambda x, y: np.square(x - y),
+                               fusion="({x} - {y}) * ({x} - {y})",
+                               gradient=_squared_difference_grad)
+
+
+# -- comparisons and logic: bool results ----------------------------------------------------------
+def _equal(x, y):
+    return x == y
+
+
+def _not_equal(x, y):
+    return x != y
+
+
+def _less(x, y):
+    return x < y
+
+
+def _less_equal(x, y):
+    return x <= y
+
+
+def _greater(x, y):
+    return x > y
+
+
+def _greater_equal(x, y):
+    return x >= y
+
+
+def _logical_and(x, y):
+    return x and y
+
+
+def _logical_or(x, y):
+    return x or y
+
+
+_ALL_KINDS = NUMBER_NAMES + ("bool",)
+EQUAL = binary_op("Equal", _equal, np.equal, cpu=_ALL_KINDS + ("string",),
+                  kernel=_strings_or(binary_kernel()), bool_output=True,
+                  gradient=NOT_DIFFERENTIABLE)
+NOT_EQUAL = binary_op("NotEqual", _not_equal, np.not_equal, cpu=_ALL_KINDS + ("string",),
+                      kernel=_strings_or(binary_kernel()), bool_output=True,
+                      gradient=NOT_DIFFERENTIABLE)
+LESS = binary_op("Less", _less, np.less, bool_output=True, gradient=NOT_DIFFERENTIABLE)
+LESS_EQUAL = binary_op("LessEqual", _less_equal, np.less_equal, bool_output=True,
+                       gradient=NOT_DIFFERENTIABLE)
+GREATER = binary_op("Greater", _greater, np.greater, bool_output=True,
+                    gradient=NOT_DIFFERENTIABLE)
+GREATER_EQUAL = binary_op("GreaterEqual", _greater_equal, np.greater_equal, bool_output=True,
+                          gradient=NOT_DIFFERENTIABLE)
+LOGICAL_AND = binary_op("LogicalAnd", {"b": _logical_and}, np.logical_and, cpu=("bool",),
+                        gpu=(), bool_output=True, gradient=NOT_DIFFERENTIABLE)
+LOGICAL_OR = binary_op("LogicalOr", {"b": _logical_or}, np.logical_or, cpu=("bool",), gpu=(),
+                       bool_output=True, gradient=NOT_DIFFERENTIABLE)
+
+
+# ======================================================================= Cast ===
+def _cast_kernel(op, backend):
+    dst = op.get_attr("DstT")
+    if dst.name == "string" or op.get_attr("SrcT").name == "string":
+        raise errors.UnimplementedError(None, None, "Cast string to %s is not supported"
+                                        % dst.name)
+    cast_, np_dst = backend.cast, dst.np_dtype
+    return lambda ctx, inputs: [cast_(inputs[0], np_dst)]
+
+
+def _cast_grad(op, grad):
+    src = op.get_attr("SrcT")
+    return [cast(grad, src) if src.is_floating else None]
+
+
+def _cast_examples(dtype):
+    x = (np.arange(7) - 3).astype(np.float64) * 1.75
+    src = x.astype(dtype) if dtype != "bfloat16" else x.astype(np.float32)
+    return [([src], lambda t, d=d: cast(t, d)) for d in ("int32", "float64", "bool")
+            if d != dtype]
+
+
+CAST = declare(OpDef(
+    "Cast", inputs=("x",), attrs=("SrcT", "DstT", "T"), gradient=_cast_grad,
+    devices={"CPU": NUMBER_NAMES + ("bool",)}, dtype_attr="SrcT", kernel=_cast_kernel,
+    kernel_reads=BACKEND, examples=_cast_examples))
+
+
+# ======================================================================= AddN ===
+def _add_n_kernel(op, backend):
+    add_n_ = backend.add_n
+    return lambda ctx, inputs: [add_n_(list(inputs))]
+
+
+def _add_n_grad(op, grad):
+    return [grad] * len(op.inputs)
+
+
+def _add_n_examples(dtype):
+    return [([(np.arange(n) % 50 + k).astype(dtype) for k in range(3)],
+             lambda *xs: add_n(list(xs))) for n in (4, BIG)]
+
+
+ADD_N = declare(OpDef(
+    "AddN", inputs=("*inputs",), attrs=("T", "N"), gradient=_add_n_grad,
+    devices={"CPU": NUMBER_NAMES, "GPU": FLOAT_NAMES}, kernel=_add_n_kernel,
+    kernel_reads=BACKEND, examples=_add_n_examples))
+
+
+# ===================================================================== matmul ===
+def _transposes(op):
+    """(transpose a, transpose b): MatMul says transpose_a/b, BatchMatMulV2 adj_x/y."""
+    if op.type == MAT_MUL.name:
+        return op.get_attr("transpose_a"), op.get_attr("transpose_b")
+    return op.get_attr("adj_x"), op.get_attr("adj_y")
+
+
+def _matmul_kernel(op, backend):
+    matmul_ = backend.matmul
+    ta, tb = _transposes(op)
+
+    def compute(ctx, inputs):
+        a, b = inputs
+        ka = a.shape[-2] if ta else a.shape[-1]
+        kb = b.shape[-1] if tb else b.shape[-2]
+        if ka != kb:
+            raise errors.InvalidArgumentError(
+                None, None, "Matrix size-incompatible: In[0]: %s, In[1]: %s"
+                % (dims_text(a.shape), dims_text(b.shape)))
+        return [matmul_(a, b, ta, tb)]
+    return compute
+
+
+def _matmul_grad(op, grad):
+    a, b = op.inputs
+    ta, tb = _transposes(op)
+    if not ta and not tb:
+        return matmul(grad, b, transpose_b=True), matmul(a, grad, transpose_a=True)
+    if not ta and tb:
+        return matmul(grad, b), matmul(grad, a, transpose_a=True)
+    if ta and not tb:
+        return matmul(b, grad, transpose_b=True), matmul(a, grad)
+    return matmul(b, grad, transpose_a=True, transpose_b=True), \
+        matmul(grad, a, transpose_a=True, transpose_b=True)
+
+
+def _batch_matmul_grad(op, grad):
+    da, db = _matmul_grad(op, grad)
+    return unbroadcast(da, op.inputs[0]), unbroadcast(db, op.inputs[1])
+
+
+def _matrix(rows, cols, dtype, k=0):
+    return ((np.arange(rows * cols) * 3 + k) % 7 - 3).reshape(rows, cols).astype(dtype)
+
+
+def _matmul_examples(dtype):
+    return [([_matrix(2, 3, dtype), _matrix(3, 4, dtype, 1)], lambda a, b: matmul(a, b)),
+            ([_matrix(3, 2, dtype), _matrix(4, 3, dtype, 1)],
+             lambda a, b: matmul(a, b, transpose_a=True, transpose_b=True)),
+            ([_matrix(64, 80, dtype), _matrix(80, 48, dtype, 2)], lambda a, b: matmul(a, b))]
+
+
+def _batch_matmul_examples(dtype):
+    a = np.stack([_matrix(2, 3, dtype, k) for k in range(3)])
+    return [([a, _matrix(3, 4, dtype)], lambda a, b: matmul(a, b)),
+            ([a, np.stack([_matrix(2, 3, dtype, k) for k in range(3)])],
+             lambda a, b: matmul(a, b, transpose_b=True))]
+
+
+_MATMUL_CPU = ("int32", "int64") + FLOAT_NAMES
+MAT_MUL = declare(OpDef(
+    "MatMul", inputs=("a", "b"), attrs=("T", "transpose_a", "transpose_b"),
+    gradient=_matmul_grad, devices={"CPU": _MATMUL_CPU, "GPU": FLOAT_NAMES},
+    kernel=_matmul_kernel, kernel_reads=BACKEND, examples=_matmul_examples))
+BATCH_MAT_MUL_V2 = declare(OpDef(
+    "BatchMatMulV2", inputs=("x", "y"), attrs=("T", "adj_x", "adj_y"),
+    gradient=_batch_matmul_grad, devices={"CPU": _MATMUL_CPU, "GPU": FLOAT_NAMES},
+    kernel=_matmul_kernel, kernel_reads=BACKEND, examples=_batch_matmul_examples))
+
+
+# ============================================================ the tf.* functions ===
+def _binary(row, x, y, name, allowed=NUMBER_TYPES, out_dtype=None):
+    with name_scope(name, row.name, [x, y]) as scope:
+        x, y = binary_inputs(row.name, x, y)
+        check_dtype(x, allowed)
         dt = x.dtype.base_dtype
         shape = broadcast_static_shape(x.shape, y.shape, scope[:-1])
-        op = make_op(op_type, [x, y], [out_dtype or dt], [shape], name=scope,
-                     attrs={"T": dt})
+        op = make_op(row, [x, y], [out_dtype or dt], [shape], name=scope, attrs={"T": dt})
     return op.outputs[0]
 
 
-def _unary(op_type, x, name, allowed=_NUMBER_TYPES, out_dtype=None):
-    with name_scope(name, op_type, [x]) as scope:
+def _unary(row, x, name, allowed=NUMBER_TYPES, out_dtype=None):
+    with name_scope(name, row.name, [x]) as scope:
         x = convert_to_tensor(x, name="x")
-        _check_dtype(op_type, x, allowed)
+        check_dtype(x, allowed)
         dt = x.dtype.base_dtype
-        op = make_op(op_type, [x], [out_dtype or dt], [x.shape], name=scope,
-                     attrs={"T": dt})
+        op = make_op(row, [x], [out_dtype or dt], [x.shape], name=scope, attrs={"T": dt})
     return op.outputs[0]
 
 
 # -- elementwise binary ------------------------------------------------------------------
 def add(x, y, name=None):
-    return _binary("AddV2", x, y, name or "Add", _NUMBER_TYPES + (dtypes.string,))
+    return _binary(ADD_V2, x, y, name or "Add", NUMBER_TYPES + (dtypes.string,))
 
 
 def subtract(x, y, name=None):
-    return _binary("Sub", x, y, name or "Sub")
+    return _binary(SUB, x, y, name or "Sub")
 
 
 def multiply(x, y, name=None):
-    return _binary("Mul", x, y, name or "Mul")
+    return _binary(MUL, x, y, name or "Mul")
 
 
 def realdiv(x, y, name=None):
-    return _binary("RealDiv", x, y, name or "RealDiv")
+    return _binary(REAL_DIV, x, y, name or "RealDiv")
 
 
 def truediv(x, y, name=None):
     """``x / y``: float division. Integers are cast to float64 first (int32,
     int64) or float32 (int8/16, uint8/16), as in TF."""
     with name_scope(name, "truediv", [x, y]) as scope:
-        x, y = _binary_inputs("RealDiv", x, y)
+        x, y = binary_inputs(REAL_DIV.name, x, y)
         dt = x.dtype.base_dtype
         if dt.is_integer:
             target = dtypes.float64 if dt in (dtypes.int32, dtypes.int64) else dtypes.float32
@@ -100,107 +769,107 @@ divide = truediv
 
 
 def floordiv(x, y, name=None):
-    return _binary("FloorDiv", x, y, name or "FloorDiv")
+    return _binary(FLOOR_DIV, x, y, name or "FloorDiv")
 
 
 def floormod(x, y, name=None):
-    return _binary("FloorMod", x, y, name or "FloorMod")
+    return _binary(FLOOR_MOD, x, y, name or "FloorMod")
 
 
 mod = floormod
 
 
 def pow(x, y, name=None):  # noqa: A001  (tf.pow)
-    return _binary("Pow", x, y, name or "Pow")
+    return _binary(POW, x, y, name or "Pow")
 
 
 def maximum(x, y, name=None):
-    return _binary("Maximum", x, y, name or "Maximum")
+    return _binary(MAXIMUM, x, y, name or "Maximum")
 
 
 def minimum(x, y, name=None):
-    return _binary("Minimum", x, y, name or "Minimum")
+    return _binary(MINIMUM, x, y, name or "Minimum")
 
 
 def squared_difference(x, y, name=None):
-    return _binary("SquaredDifference", x, y, name or "SquaredDifference")
+    return _binary(SQUARED_DIFFERENCE, x, y, name or "SquaredDifference")
 
 
-def _compare(op_type, x, y, name, allowed=_NUMBER_TYPES):
-    return _binary(op_type, x, y, name or op_type, allowed, out_dtype=dtypes.bool)
+def _compare(row, x, y, name, allowed=NUMBER_TYPES):
+    return _binary(row, x, y, name or row.name, allowed, out_dtype=dtypes.bool)
 
 
 def equal(x, y, name=None):
-    return _compare("Equal", x, y, name, _NUMBER_TYPES + (dtypes.bool, dtypes.string))
+    return _compare(EQUAL, x, y, name, NUMBER_TYPES + (dtypes.bool, dtypes.string))
 
 
 def not_equal(x, y, name=None):
-    return _compare("NotEqual", x, y, name, _NUMBER_TYPES + (dtypes.bool, dtypes.string))
+    return _compare(NOT_EQUAL, x, y, name, NUMBER_TYPES + (dtypes.bool, dtypes.string))
 
 
 def less(x, y, name=None):
-    return _compare("Less", x, y, name)
+    return _compare(LESS, x, y, name)
 
 
 def less_equal(x, y, name=None):
-    return _compare("LessEqual", x, y, name)
+    return _compare(LESS_EQUAL, x, y, name)
 
 
 def greater(x, y, name=None):
-    return _compare("Greater", x, y, name)
+    return _compare(GREATER, x, y, name)
 
 
 def greater_equal(x, y, name=None):
-    return _compare("GreaterEqual", x, y, name)
+    return _compare(GREATER_EQUAL, x, y, name)
 
 
 def logical_and(x, y, name=None):
-    return _binary("LogicalAnd", x, y, name or "LogicalAnd", (dtypes.bool,))
+    return _binary(LOGICAL_AND, x, y, name or "LogicalAnd", (dtypes.bool,))
 
 
 def logical_or(x, y, name=None):
-    return _binary("LogicalOr", x, y, name or "LogicalOr", (dtypes.bool,))
+    return _binary(LOGICAL_OR, x, y, name or "LogicalOr", (dtypes.bool,))
 
 
 def logical_not(x, name=None):
-    return _unary("LogicalNot", x, name or "LogicalNot", (dtypes.bool,))
+    return _unary(LOGICAL_NOT, x, name or "LogicalNot", (dtypes.bool,))
 
 
 # -- elementwise unary --------------------------------------------------------------------
 def negative(x, name=None):
-    return _unary("Neg", x, name or "Neg")
+    return _unary(NEG, x, name or "Neg")
 
 
 def abs(x, name=None):  # noqa: A001  (tf.abs)
-    return _unary("Abs", x, name or "Abs")
+    return _unary(ABS, x, name or "Abs")
 
 
 def square(x, name=None):
-    return _unary("Square", x, name or "Square")
+    return _unary(SQUARE, x, name or "Square")
 
 
 def sign(x, name=None):
-    return _unary("Sign", x, name or "Sign")
+    return _unary(SIGN, x, name or "Sign")
 
 
-def _float_unary(op_type):
+def _float_unary(row):
     def op(x, name=None):
-        return _unary(op_type, x, name or op_type, _FLOAT_TYPES)
-    op.__name__ = op_type.lower()
-    op.__doc__ = "Elementwise ``%s`` (float dtypes only)." % op_type
+        return _unary(row, x, name or row.name, FLOAT_TYPES)
+    op.__name__ = row.name.lower()
+    op.__doc__ = "Elementwise ``%s`` (float dtypes only)." % row.name
     return op
 
 
-sqrt = _float_unary("Sqrt")
-rsqrt = _float_unary("Rsqrt")
-exp = _float_unary("Exp")
-log = _float_unary("Log")
-tanh = _float_unary("Tanh")
-sigmoid = _float_unary("Sigmoid")
-reciprocal = _float_unary("Reciprocal")
-floor = _float_unary("Floor")
-ceil = _float_unary("Ceil")
-round = _float_unary("Round")  # noqa: A001
+sqrt = _float_unary(SQRT)
+rsqrt = _float_unary(RSQRT)
+exp = _float_unary(EXP)
+log = _float_unary(LOG)
+tanh = _float_unary(TANH)
+sigmoid = _float_unary(SIGMOID)
+reciprocal = _float_unary(RECIPROCAL)
+floor = _float_unary(FLOOR)
+ceil = _float_unary(CEIL)
+round = _float_unary(ROUND)  # noqa: A001
 
 
 def cast(x, dtype, name=None):
@@ -210,7 +879,7 @@ def cast(x, dtype, name=None):
     if x.dtype.base_dtype == dtype:
         return x
     with name_scope(name, "Cast", [x]) as scope:
-        op = make_op("Cast", [x], [dtype], [x.shape], name=scope,
+        op = make_op(CAST, [x], [dtype], [x.shape], name=scope,
                      attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype,
                             "T": x.dtype.base_dtype})
     return op.outputs[0]
@@ -239,153 +908,10 @@ def add_n(inputs, name=None):
             raise ValueError("Inputs to add_n must have the same shape: %s"
                              % ", ".join(str(i.shape) for i in inputs))
     if len(inputs) == 1:
-        from minitf.ops.array_ops import identity
-        return identity(inputs[0], name=name)
-    op = make_op("AddN", inputs, [dt], [shape], name=name or "AddN",
+        return array_ops.identity(inputs[0], name=name)
+    op = make_op(ADD_N, inputs, [dt], [shape], name=name or "AddN",
                  attrs={"T": dt, "N": len(inputs)})
     return op.outputs[0]
-
-
-# -- reductions ----------------------------------------------------------------------------
-def _normalize_axes(axis, ndims, op_name):
-    """The reduced axes as a sorted tuple of non-negative ints, or None when
-    they are not known while the graph is built (a computed axis tensor, or an
-    input of unknown rank)."""
-    if isinstance(axis, Tensor):
-        if axis.op.type != "Const":
-            return None
-        axis = axis.op.get_attr("value").tolist()
-    axes = [int(a) for a in np.atleast_1d(np.asarray(axis)).tolist()]
-    if ndims is None:
-        return None
-    out = []
-    for a in axes:
-        if not -ndims <= a < max(ndims, 1):
-            raise ValueError("Invalid reduction dimension %d for input with %d dimensions. "
-                             "for '{{node %s}}'" % (a, ndims, op_name))
-        out.append(a % ndims if ndims else 0)
-    return tuple(sorted(set(out)))
-
-
-def _reduction_dims(x, axis):
-    """The axes input of a reduction, made as TensorFlow makes it.
-
-    ``axis=None`` means every axis: a Const ``[0, 1, ..., rank-1]`` named
-    ``Const`` (created outside the op's name scope, as TF does), or, when the
-    rank is unknown until run time (or 0), ``range(0, rank(x))``.
-    """
-    from minitf.ops.array_ops import rank
-    from minitf.ops.core import constant
-    from minitf.ops.io_ops import range_
-    x = convert_to_tensor(x)
-    if axis is not None:
-        return x, axis
-    if x.shape.ndims:
-        return x, constant(np.arange(x.shape.ndims, dtype=np.int32))
-    return x, range_(0, rank(x))
-
-
-def _reduce(op_type, x, axis, keepdims, name, allowed=_NUMBER_TYPES, keep_dims=None):
-    if keep_dims is not None:
-        keepdims = keep_dims
-    keepdims = bool(keepdims)
-    every_axis = axis is None
-    x, axis = _reduction_dims(x, axis)
-    with name_scope(name, op_type, [x]) as scope:
-        _check_dtype(op_type, x, allowed, arg="input")
-        ndims = x.shape.ndims
-        axes = _normalize_axes(axis, ndims, scope[:-1])
-        if axes is None:
-            if every_axis and not keepdims:
-                shape = TensorShape([])           # TF: a full reduction is a scalar
-            elif ndims is None or not keepdims:
-                shape = TensorShape(None)
-            else:
-                shape = TensorShape([None] * ndims)
-        else:
-            dims = x.shape.as_list()
-            shape = TensorShape([1 if i in axes else d for i, d in enumerate(dims)]
-                                if keepdims else
-                                [d for i, d in enumerate(dims) if i not in axes])
-        axes_t = convert_to_tensor(axis, dtype=dtypes.int32, name="reduction_indices")
-        op = make_op(op_type, [x, axes_t], [x.dtype.base_dtype], [shape], name=scope,
-                     attrs={"T": x.dtype.base_dtype, "keep_dims": keepdims,
-                            "Tidx": axes_t.dtype.base_dtype})
-    return op.outputs[0]
-
-
-def reduce_sum(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    return _reduce("Sum", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, keep_dims=keep_dims)
-
-
-def reduce_mean(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-                keep_dims=None):
-    return _reduce("Mean", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, keep_dims=keep_dims)
-
-
-def reduce_max(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    return _reduce("Max", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, keep_dims=keep_dims)
-
-
-def reduce_min(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    return _reduce("Min", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, keep_dims=keep_dims)
-
-
-def reduce_prod(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-                keep_dims=None):
-    return _reduce("Prod", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, keep_dims=keep_dims)
-
-
-def reduce_all(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    return _reduce("All", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, (dtypes.bool,), keep_dims=keep_dims)
-
-
-def reduce_any(input_tensor, axis=None, keepdims=False, name=None, reduction_indices=None,
-               keep_dims=None):
-    return _reduce("Any", input_tensor, axis if axis is not None else reduction_indices,
-                   keepdims, name, (dtypes.bool,), keep_dims=keep_dims)
-
-
-def _arg(op_type, x, axis, name, output_type):
-    with name_scope(name, op_type, [x]) as scope:
-        x = convert_to_tensor(x, name="input")
-        _check_dtype(op_type, x, _NUMBER_TYPES, arg="input")
-        ndims = x.shape.ndims
-        axis = 0 if axis is None else int(axis)
-        if ndims is not None:
-            if not -ndims <= axis < ndims:
-                raise ValueError("Dimension (%d) must be in the range [%d, %d), where %d is "
-                                 "the number of dimensions in the input. for '{{node %s}}'"
-                                 % (axis, -ndims, ndims, ndims, scope[:-1]))
-            axis %= ndims
-            dims = x.shape.as_list()
-            shape = TensorShape(dims[:axis] + dims[axis + 1:])
-        else:
-            shape = TensorShape(None)
-        from minitf.ops.core import constant
-        dim = constant(np.int32(axis), name="dimension")
-        out = dtypes.as_dtype(output_type)
-        op = make_op(op_type, [x, dim], [out], [shape], name=scope,
-                     attrs={"T": x.dtype.base_dtype, "output_type": out, "axis": axis})
-    return op.outputs[0]
-
-
-def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
-    return _arg("ArgMax", input, axis if axis is not None else dimension, name, output_type)
-
-
-def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
-    return _arg("ArgMin", input, axis if axis is not None else dimension, name, output_type)
 
 
 # -- matmul -------------------------------------------------------------------------------
@@ -396,19 +922,20 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     transpose_a = transpose_a or adjoint_a
     transpose_b = transpose_b or adjoint_b
     with name_scope(name, "MatMul", [a, b]) as scope:
-        a, b = _binary_inputs("MatMul", a, b, ("a", "b"))
-        _check_dtype("MatMul", a, (dtypes.float16, dtypes.bfloat16, dtypes.float32,
-                                   dtypes.float64, dtypes.int32, dtypes.int64), arg="a")
+        a, b = binary_inputs(MAT_MUL.name, a, b, ("a", "b"))
+        check_dtype(a, (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64,
+                        dtypes.int32, dtypes.int64), arg="a")
         sa, sb = a.shape, b.shape
         ra, rb = sa.ndims, sb.ndims
         if (ra is not None and ra < 2) or (rb is not None and rb < 2):
             bad, r = (sa, ra) if ra is not None and ra < 2 else (sb, rb)
-            raise ValueError("Shape must be rank 2 but is rank %d for '{{node %s}} = MatMul"
+            raise ValueError("Shape must be rank 2 but is rank %d for '{{node %s}} = %s"
                              "[T=%s, transpose_a=%s, transpose_b=%s]' with input shapes: "
-                             "%s, %s." % (r, scope[:-1], dt_enum_name(a.dtype),
+                             "%s, %s." % (r, scope[:-1], MAT_MUL.name, dt_enum_name(a.dtype),
                                           str(transpose_a).lower(), str(transpose_b).lower(),
                                           shape_str(sa), shape_str(sb)))
         batched = (ra or 2) > 2 or (rb or 2) > 2
+        row = BATCH_MAT_MUL_V2 if batched else MAT_MUL
         if ra is None or rb is None:
             shape = TensorShape(None)
         else:
@@ -419,17 +946,18 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                 raise ValueError("Dimensions must be equal, but are %d and %d for '{{node "
                                  "%s}} = %s[T=%s, transpose_a=%s, transpose_b=%s]' with "
                                  "input shapes: %s, %s." % (
-                                     k1, k2, scope[:-1],
-                                     "BatchMatMulV2" if batched else "MatMul",
+                                     k1, k2, scope[:-1], row.name,
                                      dt_enum_name(a.dtype), str(transpose_a).lower(),
                                      str(transpose_b).lower(), shape_str(sa), shape_str(sb)))
             batch = broadcast_static_shape(TensorShape(da[:-2]), TensorShape(db[:-2]),
                                            scope[:-1])
             shape = batch.concatenate([m, n])
-        op = make_op("BatchMatMulV2" if batched else "MatMul", [a, b],
-                     [a.dtype.base_dtype], [shape], name=scope,
-                     attrs={"T": a.dtype.base_dtype, "transpose_a": bool(transpose_a),
-                            "transpose_b": bool(transpose_b)})
+        attrs = {"T": a.dtype.base_dtype}
+        if batched:
+            attrs.update(adj_x=bool(transpose_a), adj_y=bool(transpose_b))
+        else:
+            attrs.update(transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
+        op = make_op(row, [a, b], [a.dtype.base_dtype], [shape], name=scope, attrs=attrs)
     return op.outputs[0]
 
 
@@ -466,38 +994,3 @@ Tensor.__lt__ = lambda self, other: less(self, other)
 Tensor.__le__ = lambda self, other: less_equal(self, other)
 Tensor.__gt__ = lambda self, other: greater(self, other)
 Tensor.__ge__ = lambda self, other: greater_equal(self, other)
-
-
-def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None,
-                     reduction_indices=None, keep_dims=None):
-    """``log(sum(exp(x)))`` over ``axis``, computed as TF does so that it never
-    overflows: the max is subtracted first and added back (and a row that is
-    all ``-inf`` gives ``-inf``, not NaN)."""
-    from minitf.ops import array_ops
-    from minitf.ops.debug_ops import is_finite
-    if keep_dims is not None:
-        keepdims = keep_dims
-    axis = axis if axis is not None else reduction_indices
-    with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
-        x = convert_to_tensor(input_tensor, name="input_tensor")
-        raw_max = reduce_max(x, axis, keepdims=True)
-        my_max = array_ops.stop_gradient(
-            array_ops.where(is_finite(raw_max), raw_max, array_ops.zeros_like(raw_max)))
-        result = log(reduce_sum(exp(subtract(x, my_max)), axis, keepdims=keepdims))
-        if not keepdims:
-            my_max = array_ops.reshape(my_max, array_ops.shape(result))
-        return add(result, my_max, name=scope)
-
-
-def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
-                  reduction_indices=None, keep_dims=None, input=None):  # noqa: A002
-    """How many elements along ``axis`` are not zero (or not empty strings)."""
-    input_tensor = input_tensor if input_tensor is not None else input
-    keepdims = bool(keepdims if keepdims is not None else keep_dims)
-    axis = axis if axis is not None else reduction_indices
-    from minitf.ops.core import constant
-    with name_scope(name, "count_nonzero", [input_tensor]):
-        x = convert_to_tensor(input_tensor, name="input")
-        zero = constant("" if x.dtype.base_dtype == dtypes.string else 0, dtype=x.dtype)
-        nonzero = cast(not_equal(x, zero), dtypes.int64)
-        return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype)

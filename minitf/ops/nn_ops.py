@@ -1,40 +1,171 @@
-"""``tf.nn``: activations, softmax and the cross-entropy losses."""
+"""``tf.nn``: activations, softmax and the cross-entropy losses.
 
-from minitf.framework import dtypes
+``Relu`` is an elementwise row (see ``elementwise.py``); the softmax family
+works on rows of the last axis, and its kernels call the backend's
+``softmax``/``log_softmax``/``softmax_xent``/``sparse_softmax_xent``.
+"""
+
+import numpy as np
+
+from minitf.framework import dtypes, errors
+from minitf.framework.op_def import BACKEND, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
-from minitf.ops import math_ops
-from minitf.ops.core import convert_to_tensor, make_op, name_scope
-from minitf.ops.math_ops import _FLOAT_TYPES, _NUMBER_TYPES, _check_dtype
+from minitf.ops import array_ops, math_ops, random_ops, reduction_ops
+from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, check_dtype, convert_to_tensor,
+                             make_op, name_scope)
+from minitf.ops.elementwise import BIG, FLOAT_NAMES, NUMBER_NAMES, unary_op
 
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
 
 
+# -- Relu ----------------------------------------------------------------------------------------
+def _relu(x):
+    # ``x != x`` is the NaN test: relu(NaN) stays NaN, as np.maximum(x, 0) does.
+    if x > 0 or x != x:
+        return x
+    return 0
+
+
+def _relu_cuda(x):
+    return x if (x > 0 or x != x) else 0.0
+
+
+def _relu_grad(op, grad):
+    x = op.inputs[0]
+    return [array_ops.where(x > 0, grad, array_ops.zeros_like(grad))]
+
+
+RELU = unary_op("Relu", _relu, lambda x: np.maximum(x, np.zeros((), x.dtype)), cuda=_relu_cuda,
+                fusion="{x} if ({x} > zero or {x} != {x}) else zero", gradient=_relu_grad,
+                inputs=("features",))
+
+
 def relu(features, name=None):
-    return math_ops._unary("Relu", features, name or "Relu", _NUMBER_TYPES)
+    return math_ops._unary(RELU, features, name or "Relu", NUMBER_TYPES)
 
 
-def _softmax(op_type, logits, axis, name):
-    with name_scope(name, op_type, [logits]) as scope:
+# -- the softmax family: rows of the last axis ---------------------------------------------
+def _softmax_kernel(op, backend):
+    fn = backend.softmax if op.op_def is SOFTMAX else backend.log_softmax
+    return lambda ctx, inputs: [fn(inputs[0])]
+
+
+def _softmax_grad(op, grad):
+    y = op.outputs[0]
+    return [(grad - reduction_ops.reduce_sum(grad * y, -1, keepdims=True)) * y]
+
+
+def _log_softmax_grad(op, grad):
+    y = op.outputs[0]
+    return [grad - reduction_ops.reduce_sum(grad, -1, keepdims=True) * math_ops.exp(y)]
+
+
+def _logits(rows, classes, dtype, k=0):
+    x = ((np.arange(rows * classes) * 5 + k) % 13 - 6).reshape(rows, classes) * 0.75
+    return x.astype(np.float32).astype(dtype) if dtype != "float64" else x
+
+
+def _softmax_examples(api):
+    def examples(dtype):
+        return [([_logits(3, 5, dtype)], api), ([_logits(BIG // 64, 64, dtype)], api),
+                ([_logits(2, 0, dtype)], api)]
+    return examples
+
+
+_SOFTMAX_DEVICES = {"CPU": FLOAT_NAMES, "GPU": FLOAT_NAMES}
+SOFTMAX = declare(OpDef(
+    "Softmax", inputs=("logits",), attrs=("T",), gradient=_softmax_grad,
+    devices=_SOFTMAX_DEVICES, kernel=_softmax_kernel, kernel_reads=BACKEND,
+    examples=_softmax_examples(lambda x: softmax(x))))
+LOG_SOFTMAX = declare(OpDef(
+    "LogSoftmax", inputs=("logits",), attrs=("T",), gradient=_log_softmax_grad,
+    devices=_SOFTMAX_DEVICES, kernel=_softmax_kernel, kernel_reads=BACKEND,
+    examples=_softmax_examples(lambda x: log_softmax(x))))
+
+
+def _xent_kernel(op, backend):
+    fn = backend.softmax_xent
+
+    def compute(ctx, inputs):
+        logits, labels = inputs
+        if logits.shape != labels.shape:
+            raise errors.InvalidArgumentError(
+                None, None, "logits and labels must be broadcastable: logits_size=%s "
+                "labels_size=%s" % (list(logits.shape), list(labels.shape)))
+        return list(fn(logits, labels))
+    return compute
+
+
+def _xent_grad(op, grad_loss, grad_backprop):
+    logits, _labels = op.inputs
+    backprop = op.outputs[1]
+    g = array_ops.expand_dims(grad_loss, -1)
+    return g * backprop, g * -log_softmax(logits)
+
+
+def _xent_examples(dtype):
+    labels = np.abs(_logits(3, 5, dtype, 1)).astype(np.float64)
+    labels = (labels / labels.sum(axis=1, keepdims=True)).astype(np.float32).astype(dtype)
+    big = np.zeros((BIG // 64, 64), np.float32)
+    big[np.arange(big.shape[0]), np.arange(big.shape[0]) % 64] = 1
+    api = lambda x, y: softmax_cross_entropy_with_logits_v2(labels=y, logits=x)  # noqa: E731
+    return [([_logits(3, 5, dtype), labels], api),
+            ([_logits(BIG // 64, 64, dtype), big.astype(dtype)], api)]
+
+
+SOFTMAX_CROSS_ENTROPY_WITH_LOGITS = declare(OpDef(
+    "SoftmaxCrossEntropyWithLogits", inputs=("features", "labels"), attrs=("T",),
+    gradient=_xent_grad, devices=_SOFTMAX_DEVICES, kernel=_xent_kernel, kernel_reads=BACKEND,
+    examples=_xent_examples))
+
+
+def _sparse_xent_kernel(op, backend):
+    fn = backend.sparse_softmax_xent
+    return lambda ctx, inputs: list(fn(inputs[0], inputs[1]))
+
+
+def _sparse_xent_grad(op, grad_loss, grad_backprop):
+    backprop = op.outputs[1]
+    return array_ops.expand_dims(grad_loss, -1) * backprop, None
+
+
+def _sparse_xent_examples(dtype):
+    api = lambda x, y: sparse_softmax_cross_entropy_with_logits(labels=y, logits=x)  # noqa
+    rows = BIG // 64
+    return [([_logits(3, 5, dtype), np.array([0, 4, 2], np.int64)], api),
+            ([_logits(3, 5, dtype), np.array([1, 1, 3], np.int32)], api),
+            ([_logits(rows, 64, dtype), (np.arange(rows) % 64).astype(np.int64)], api)]
+
+
+SPARSE_SOFTMAX_CROSS_ENTROPY_WITH_LOGITS = declare(OpDef(
+    "SparseSoftmaxCrossEntropyWithLogits", inputs=("features", "labels"),
+    attrs=("T", "Tlabels"), gradient=_sparse_xent_grad, devices=_SOFTMAX_DEVICES,
+    kernel=_sparse_xent_kernel, kernel_reads=BACKEND, examples=_sparse_xent_examples))
+
+
+# -- the tf.nn functions ---------------------------------------------------------------------
+def _softmax(row, logits, axis, name):
+    with name_scope(name, row.name, [logits]) as scope:
         x = convert_to_tensor(logits, name="logits")
-        _check_dtype(op_type, x, _FLOAT_TYPES, arg="logits")
+        check_dtype(x, FLOAT_TYPES, arg="logits")
         if axis not in (None, -1) and x.shape.ndims is not None and axis != x.shape.ndims - 1:
             raise ValueError("minitf's %s works over the last axis; transpose first "
-                             "(axis=%s was asked)." % (op_type, axis))
+                             "(axis=%s was asked)." % (row.name, axis))
         if x.shape.ndims == 0:
             raise ValueError("Shape must be at least rank 1 but is rank 0 for '{{node %s}}'"
                              % scope[:-1])
-        op = make_op(op_type, [x], [x.dtype.base_dtype], [x.shape], name=scope,
+        op = make_op(row, [x], [x.dtype.base_dtype], [x.shape], name=scope,
                      attrs={"T": x.dtype.base_dtype})
     return op.outputs[0]
 
 
 def softmax(logits, axis=None, name=None, dim=None):
-    return _softmax("Softmax", logits, axis if axis is not None else dim, name)
+    return _softmax(SOFTMAX, logits, axis if axis is not None else dim, name)
 
 
 def log_softmax(logits, axis=None, name=None, dim=None):
-    return _softmax("LogSoftmax", logits, axis if axis is not None else dim, name)
+    return _softmax(LOG_SOFTMAX, logits, axis if axis is not None else dim, name)
 
 
 def softmax_cross_entropy_with_logits_v2(labels, logits, axis=-1, name=None, dim=None):
@@ -42,14 +173,14 @@ def softmax_cross_entropy_with_logits_v2(labels, logits, axis=-1, name=None, dim
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         x = convert_to_tensor(logits, name="logits")
         y = convert_to_tensor(labels, dtype=x.dtype.base_dtype, name="labels")
-        _check_dtype("SoftmaxCrossEntropyWithLogits", x, _FLOAT_TYPES, arg="features")
+        check_dtype(x, FLOAT_TYPES, arg="features")
         if x.shape.ndims is not None and x.shape.ndims != 2:
             raise ValueError("minitf's softmax cross-entropy takes [batch, classes] logits; "
                              "got shape %s." % x.shape)
         if not x.shape.is_compatible_with(y.shape):
             raise ValueError("Shapes %s and %s are incompatible" % (x.shape, y.shape))
         batch = x.shape[0].value if x.shape.ndims is not None else None
-        op = make_op("SoftmaxCrossEntropyWithLogits", [x, y],
+        op = make_op(SOFTMAX_CROSS_ENTROPY_WITH_LOGITS, [x, y],
                      [x.dtype.base_dtype, x.dtype.base_dtype],
                      [TensorShape([batch]), x.shape.merge_with(y.shape)], name=scope,
                      attrs={"T": x.dtype.base_dtype})
@@ -61,8 +192,7 @@ def softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
     if _sentinel is not None:
         raise ValueError("Only call `softmax_cross_entropy_with_logits` with named "
                          "arguments (labels=..., logits=..., ...).")
-    from minitf.ops.array_ops import stop_gradient
-    labels = stop_gradient(convert_to_tensor(labels), name="labels_stop_gradient")
+    labels = array_ops.stop_gradient(convert_to_tensor(labels), name="labels_stop_gradient")
     return softmax_cross_entropy_with_logits_v2(labels=labels, logits=logits, name=name)
 
 
@@ -75,7 +205,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
     with name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]) as scope:
         x = convert_to_tensor(logits, name="logits")
         y = convert_to_tensor(labels, name="labels")
-        _check_dtype("SparseSoftmaxCrossEntropyWithLogits", x, _FLOAT_TYPES, arg="features")
+        check_dtype(x, FLOAT_TYPES, arg="features")
         if y.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
             raise TypeError("Value passed to parameter 'labels' has DataType %s not in list "
                             "of allowed values: int32, int64" % y.dtype.name)
@@ -85,7 +215,7 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel=None, labels=None, logits
                              "of logits minus 1 (received %d)."
                              % (y.shape.ndims, x.shape.ndims))
         batch = x.shape[0].value if x.shape.ndims is not None else None
-        op = make_op("SparseSoftmaxCrossEntropyWithLogits", [x, y],
+        op = make_op(SPARSE_SOFTMAX_CROSS_ENTROPY_WITH_LOGITS, [x, y],
                      [x.dtype.base_dtype, x.dtype.base_dtype],
                      [TensorShape([batch]), x.shape], name=scope,
                      attrs={"T": x.dtype.base_dtype, "Tlabels": y.dtype.base_dtype})
@@ -97,8 +227,8 @@ def l2_loss(t, name=None):
     """``sum(t ** 2) / 2``: half the squared L2 norm (weight decay's penalty)."""
     with name_scope(name, "L2Loss", [t]) as scope:
         t = convert_to_tensor(t, name="t")
-        _check_dtype("L2Loss", t, _FLOAT_TYPES, arg="t")
-        return math_ops.multiply(math_ops.reduce_sum(math_ops.square(t)), 0.5, name=scope)
+        check_dtype(t, FLOAT_TYPES, arg="t")
+        return math_ops.multiply(reduction_ops.reduce_sum(math_ops.square(t)), 0.5, name=scope)
 
 
 def bias_add(value, bias, data_format=None, name=None):
@@ -151,7 +281,6 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
     ``keep_prob`` may be a placeholder: feed 0.5 while training, 1.0 to evaluate.
     A fresh mask is drawn every step (a ``RandomUniform`` op over ``tf.shape(x)``).
     """
-    from minitf.ops import array_ops, random_ops
     with name_scope(name, "dropout", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         if rate is None:
@@ -181,15 +310,14 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
 
     The variance is ``mean((x - mean)**2)``, with the mean held constant for
     the gradient, as TF computes it."""
-    from minitf.ops import array_ops
     keep = bool(keep_dims if keep_dims is not None else keepdims)
     with name_scope(name, "moments", [x]):
         y = convert_to_tensor(x, name="x")
         half = y.dtype.base_dtype == dtypes.float16
         if half:
             y = math_ops.cast(y, dtypes.float32)
-        mean = math_ops.reduce_mean(y, axes, keepdims=True, name="mean")
-        variance = math_ops.reduce_mean(
+        mean = reduction_ops.reduce_mean(y, axes, keepdims=True, name="mean")
+        variance = reduction_ops.reduce_mean(
             math_ops.squared_difference(y, array_ops.stop_gradient(mean)), axes,
             keepdims=True, name="variance")
         if not keep:
@@ -206,6 +334,6 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     axis = axis if axis is not None else dim
     with name_scope(name, "l2_normalize", [x]) as scope:
         x = convert_to_tensor(x, name="x")
-        square_sum = math_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
+        square_sum = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
         inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
         return math_ops.multiply(x, inv_norm, name=scope)

@@ -19,13 +19,122 @@ numpy's Philox generator, so the *numbers* differ from TF's while the rules
 above are the same.
 """
 
-from minitf.framework import dtypes
+import numpy as np
+
+from minitf.framework import dtypes, errors
 from minitf.framework.graph import get_default_graph
+from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops.array_ops import _run_time_shape, _static_ints
-from minitf.ops.core import make_op, name_scope
+from minitf.ops.core import EVERY_DEVICE, convert_to_tensor, make_op, name_scope
 
 DEFAULT_GRAPH_SEED = 87654321
+
+
+# -- the kernels -------------------------------------------------------------------------------
+def _generator(op):
+    """``generator(ctx)``: this op's random stream in this session (one per op
+    and session: running the op again continues it; a new session restarts it)."""
+    seed, seed2 = op._attrs["seed"], op._attrs["seed2"]
+    key = ("random", op.name)
+
+    def generator(ctx):
+        gen = ctx.session_state.get(key)
+        if gen is None:
+            if seed == 0 and seed2 == 0:
+                gen = np.random.Generator(np.random.Philox())
+            else:
+                gen = np.random.Generator(np.random.Philox(key=[seed, seed2]))
+            ctx.session_state[key] = gen
+        return gen
+    return generator
+
+
+def _shape_of(op):
+    """``shape_of(inputs)``: the static shape, or the run-time one (a tf.shape(x) input)."""
+    static_shape = op.outputs[0].shape.as_list() if not op.inputs else None
+    return lambda inputs: static_shape if static_shape is not None else \
+        [int(d) for d in inputs[0]]
+
+
+def _uniform_kernel(op, backend):
+    generator, shape_of = _generator(op), _shape_of(op)
+    lo, hi, dt = op._attrs["minval"], op._attrs["maxval"], op._attrs["dtype"].np_dtype
+
+    def compute(ctx, inputs):
+        u = generator(ctx).random(shape_of(inputs), dtype=np.float64)
+        return [(lo + (hi - lo) * u).astype(dt)]
+    return compute
+
+
+def _uniform_int_kernel(op, backend):
+    generator, shape_of = _generator(op), _shape_of(op)
+    lo, hi, dt = op._attrs["minval"], op._attrs["maxval"], op._attrs["dtype"].np_dtype
+
+    def compute(ctx, inputs):
+        if lo >= hi:
+            raise errors.InvalidArgumentError(
+                None, None, "Need minval < maxval, got %d >= %d" % (lo, hi))
+        return [generator(ctx).integers(lo, hi, size=shape_of(inputs)).astype(dt)]
+    return compute
+
+
+def _normal_kernel(op, backend):
+    generator, shape_of = _generator(op), _shape_of(op)
+    mean, std, dt = op._attrs["mean"], op._attrs["stddev"], op._attrs["dtype"].np_dtype
+
+    def compute(ctx, inputs):
+        return [(mean + std * generator(ctx).standard_normal(shape_of(inputs))).astype(dt)]
+    return compute
+
+
+def _truncated_normal_kernel(op, backend):
+    generator, shape_of = _generator(op), _shape_of(op)
+    mean, std, dt = op._attrs["mean"], op._attrs["stddev"], op._attrs["dtype"].np_dtype
+
+    def compute(ctx, inputs):
+        gen = generator(ctx)
+        z = gen.standard_normal(shape_of(inputs))
+        bad = np.abs(z) > 2.0
+        while bad.any():  # redraw samples outside two standard deviations
+            z[bad] = gen.standard_normal(int(bad.sum()))
+            bad = np.abs(z) > 2.0
+        return [(mean + std * z).astype(dt)]
+    return compute
+
+
+def _shuffle_kernel(op, backend):
+    generator = _generator(op)
+
+    def compute(ctx, inputs):
+        x = inputs[0]
+        if x.ndim == 0:
+            return [x]
+        return [x[generator(ctx).permutation(x.shape[0])]]
+    return compute
+
+
+# Random ops are stateful: each run draws new numbers, so nothing may cache them.
+_RANDOM_ATTRS = ("shape", "dtype", "T", "seed", "seed2")
+RANDOM_UNIFORM = declare(OpDef(
+    "RandomUniform", inputs=("shape",), attrs=_RANDOM_ATTRS + ("minval", "maxval"),
+    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
+    kernel=_uniform_kernel))
+RANDOM_UNIFORM_INT = declare(OpDef(
+    "RandomUniformInt", inputs=("shape",), attrs=_RANDOM_ATTRS + ("minval", "maxval"),
+    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
+    kernel=_uniform_int_kernel))
+RANDOM_STANDARD_NORMAL = declare(OpDef(
+    "RandomStandardNormal", inputs=("shape",), attrs=_RANDOM_ATTRS + ("mean", "stddev"),
+    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
+    kernel=_normal_kernel))
+TRUNCATED_NORMAL = declare(OpDef(
+    "TruncatedNormal", inputs=("shape",), attrs=_RANDOM_ATTRS + ("mean", "stddev"),
+    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
+    kernel=_truncated_normal_kernel))
+RANDOM_SHUFFLE = declare(OpDef(
+    "RandomShuffle", inputs=("value",), attrs=("T", "seed", "seed2"),
+    gradient=NOT_DIFFERENTIABLE, stateful=True, kernel=_shuffle_kernel))
 
 
 _MAXINT32 = 2**31 - 1
@@ -54,12 +163,12 @@ def set_random_seed(seed):
     get_default_graph().seed = seed
 
 
-def _random(op_type, shape, dtype, seed, name, attrs):
+def _random(row, shape, dtype, seed, name, attrs):
     dtype = dtypes.as_dtype(dtype).base_dtype
-    if not dtype.is_floating and op_type != "RandomUniformInt":
+    if not dtype.is_floating and row is not RANDOM_UNIFORM_INT:
         raise ValueError("Invalid dtype %s for %s: a float type is needed."
-                         % (dtype.name, op_type))
-    with name_scope(name, op_type, []) as scope:
+                         % (dtype.name, row.name))
+    with name_scope(name, row.name, []) as scope:
         # A shape computed in the graph (tf.shape(x)) becomes the op's input;
         # a static one is kept in the op's output shape.
         run_time = _run_time_shape(shape, "shape")
@@ -67,7 +176,7 @@ def _random(op_type, shape, dtype, seed, name, attrs):
             else ([], TensorShape(_static_ints(shape, "shape")))
         seed1, seed2 = get_seed(seed)
         attrs = dict(attrs, dtype=dtype, T=dtype, seed=seed1 or 0, seed2=seed2 or 0)
-        op = make_op(op_type, inputs, [dtype], [out], name=scope, attrs=attrs,
+        op = make_op(row, inputs, [dtype], [out], name=scope, attrs=attrs,
                      graph=get_default_graph())
     return op.outputs[0]
 
@@ -77,18 +186,28 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
     if dtype.is_integer:
         if maxval is None:
             raise ValueError("Must specify maxval for integer dtype %r" % dtype)
-        return _random("RandomUniformInt", shape, dtype, seed, name or "random_uniform",
+        return _random(RANDOM_UNIFORM_INT, shape, dtype, seed, name or "random_uniform",
                        {"minval": int(minval), "maxval": int(maxval)})
-    return _random("RandomUniform", shape, dtype, seed, name or "random_uniform",
+    return _random(RANDOM_UNIFORM, shape, dtype, seed, name or "random_uniform",
                    {"minval": float(minval), "maxval": 1.0 if maxval is None else float(maxval)})
 
 
 def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
-    return _random("RandomStandardNormal", shape, dtype, seed, name or "random_normal",
+    return _random(RANDOM_STANDARD_NORMAL, shape, dtype, seed, name or "random_normal",
                    {"mean": float(mean), "stddev": float(stddev)})
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal samples redrawn until within two standard deviations of the mean."""
-    return _random("TruncatedNormal", shape, dtype, seed, name or "truncated_normal",
+    return _random(TRUNCATED_NORMAL, shape, dtype, seed, name or "truncated_normal",
                    {"mean": float(mean), "stddev": float(stddev)})
+
+
+def random_shuffle(value, seed=None, name=None):
+    """``value`` with its first dimension randomly permuted."""
+    with name_scope(name, "RandomShuffle", []) as scope:
+        value = convert_to_tensor(value, name="value")
+        seed1, seed2 = get_seed(seed)
+        return make_op(RANDOM_SHUFFLE, [value], [value.dtype.base_dtype], [value.shape],
+                       name=scope, attrs={"seed": seed1 or 0, "seed2": seed2 or 0,
+                                          "T": value.dtype.base_dtype}).outputs[0]

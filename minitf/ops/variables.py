@@ -17,36 +17,279 @@ The buffer outlives ``sess.run`` calls, and on a server it outlives sessions:
 that is how two sessions on one server share a variable.
 """
 
+import collections
+import threading
+
 import numpy as np
 
-from minitf.framework import dtypes
+from minitf.framework import dtypes, errors
+from minitf.framework.default_session import session_for
 from minitf.framework.graph import GraphKeys, get_default_graph
+from minitf.framework.op_def import ANY_DTYPE, NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape, as_shape
-from minitf.ops.core import convert_to_tensor, make_op, name_scope
+from minitf.ops import array_ops, control_flow_ops, math_ops
+from minitf.ops.core import constant, convert_to_tensor, make_op, name_scope
+from minitf.ops.elementwise import FLOAT_NAMES
+
+
+# -- the buffer behind a variable -------------------------------------------------------------
+class VariableResource:
+    """The buffer behind a TF1 ref variable, kept in a device's resource manager.
+
+    As in TF1, a read (``v/read``) does not copy: it hands out a read-only
+    *view* of the buffer, and assignments write into the buffer in place. So
+    an op that runs after an assign sees the new value even through a read
+    made earlier in the step - TF1's ref semantics, which
+    ``control_dependencies`` lessons rely on. Fetching a variable copies it
+    (read-only arrays are copied on the way to the client).
+
+    ``lock`` serialises read-modify-write updates (``assign_add``) so
+    concurrent steps never lose an increment.
+    """
+
+    kind = "Variable"
+
+    def __init__(self, name, dtype, shape):
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.value = None   # read-only view of _buffer, handed to readers
+        self._buffer = None
+        self.lock = threading.Lock()
+        self.version = 0  # number of writes so far (staleness measurements use it)
+        # staleness -> count: for each update by an optimizer, how many other
+        # updates happened between the step's read of the variable and it.
+        self.staleness = collections.Counter()
+
+    @property
+    def initialized(self):
+        return self.value is not None
+
+    def read(self):
+        value = self.value
+        if value is None:
+            raise errors.FailedPreconditionError(
+                None, None, "Attempting to use uninitialized value %s" % self.name)
+        return value
+
+    def write(self, value):
+        """Store ``value``: in place when shape and dtype match, else in a new
+        buffer (``validate_shape=False`` assignments may change the shape)."""
+        buf = self._buffer
+        if buf is not None and buf.shape == value.shape and buf.dtype == value.dtype:
+            np.copyto(buf, value)
+        else:
+            buf = self._buffer = np.array(value, copy=True)
+            view = buf.view()
+            view.flags.writeable = False
+            self.value = view
+        self.version += 1
+
+    def record_update(self, read_version):
+        """Count one optimizer update; ``read_version`` is the version the
+        step read (None when the step did not read this variable)."""
+        if read_version is not None:
+            self.staleness[self.version - read_version] += 1
+        self.version += 1
+
+    def summary(self):
+        v = self.value
+        out = {"kind": self.kind, "name": self.name, "dtype": self.dtype.name,
+               "shape": list(v.shape) if v is not None else self.shape.as_tuple_or_none(),
+               "initialized": v is not None, "version": self.version}
+        if self.staleness:
+            out["staleness"] = dict(self.staleness)
+        return out
+
+    def nbytes(self):
+        v = self.value
+        return 0 if v is None or v.dtype == np.dtype(object) else int(v.nbytes)
+
+
+def read_ref(value):
+    """A variable reference becomes its current value (a plain array passes)."""
+    if isinstance(value, VariableResource):
+        return value.read()
+    return value
+
+
+# -- the ops ------------------------------------------------------------------------------------
+# On a GPU, variables of float types only (TF has no int32 GPU variable kernel:
+# ``tf.Variable(1)`` pinned to a GPU needs soft placement).
+_VARIABLE_DEVICES = {"CPU": ANY_DTYPE, "GPU": FLOAT_NAMES}
+
+
+def _variable_kernel(op, backend):
+    container = op.get_attr("container")
+    name = op.get_attr("shared_name") or op.name
+    dt, shape = op.get_attr("dtype"), op.get_attr("shape")
+
+    def compute(ctx, inputs):
+        resource = ctx.resources.lookup_or_create(
+            container, name, lambda: VariableResource(op.name, dt, shape))
+        return [resource]
+    return compute
+
+
+#: The variable itself: outputs a reference to its buffer (dtype ``float32_ref``).
+VARIABLE_V2 = declare(OpDef(
+    "VariableV2", attrs=("shape", "dtype", "container", "shared_name"),
+    gradient=NOT_DIFFERENTIABLE, stateful=True, resource=True, devices=_VARIABLE_DEVICES,
+    kernel=_variable_kernel))
+
+
+def _charging_gpu_memory(ctx, ref, value):
+    """On a GPU, charge the variable's new buffer to the device's allocator before
+    it is written (so running out of memory leaves the variable untouched)."""
+    allocator = ctx.device.allocator
+    if allocator is not None and hasattr(value, "nbytes"):
+        allocator.charge_variable(ref, value.nbytes, value.shape, value.dtype.name)
+    return allocator
+
+
+def _assign_kernel(op, backend):
+    validate = op.get_attr("validate_shape")
+    shape_text = array_ops.shape_text
+
+    def compute(ctx, inputs):
+        ref, value = inputs
+        with ref.lock:
+            if validate and ref.value is not None and ref.value.shape != value.shape:
+                raise errors.InvalidArgumentError(
+                    None, None, "Assign requires shapes of both tensors to match. lhs shape= "
+                    "%s rhs shape= %s" % (list(ref.value.shape), list(value.shape)))
+            if validate and ref.shape.ndims is not None and \
+                    not ref.shape.is_compatible_with(value.shape):
+                raise errors.InvalidArgumentError(
+                    None, None, "Assign requires shapes of both tensors to match. lhs shape= "
+                    "%s rhs shape= %s" % (shape_text(ref.shape), list(value.shape)))
+            allocator = _charging_gpu_memory(ctx, ref, value)
+            ref.write(value)
+            if allocator is not None:
+                allocator.alias_variable(ref, ref._buffer)
+        return [ref]
+    return compute
+
+
+ASSIGN = declare(OpDef(
+    "Assign", inputs=("ref", "value"), attrs=("T", "validate_shape", "use_locking"),
+    gradient=NOT_DIFFERENTIABLE, ref_inputs=(0,), stateful=True, devices=_VARIABLE_DEVICES,
+    kernel=_assign_kernel))
+
+
+def _update_kernel(row):
+    """AssignAdd / AssignSub: ``ref = ref + delta`` (``row``: math_ops' add or sub row),
+    under the variable's lock so that concurrent updates never lose one."""
+    def kernel(op, backend):
+        binary = backend.binary
+
+        def compute(ctx, inputs):
+            ref, delta = inputs
+            with ref.lock:
+                old = ref.read()
+                if old.shape != delta.shape:
+                    raise errors.InvalidArgumentError(
+                        None, None, "Must have the same shape: %s vs %s" % (
+                            list(old.shape), list(delta.shape)))
+                new = binary(row, old, delta)
+                allocator = _charging_gpu_memory(ctx, ref, new)
+                ref.write(new)
+                if allocator is not None:
+                    allocator.alias_variable(ref, ref._buffer)
+            return [ref]
+        return compute
+    return kernel
+
+
+ASSIGN_ADD = declare(OpDef(
+    "AssignAdd", inputs=("ref", "value"), attrs=("T", "use_locking"),
+    gradient=NOT_DIFFERENTIABLE, ref_inputs=(0,), stateful=True, devices=_VARIABLE_DEVICES,
+    kernel=_update_kernel(math_ops.ADD_V2)))
+ASSIGN_SUB = declare(OpDef(
+    "AssignSub", inputs=("ref", "value"), attrs=("T", "use_locking"),
+    gradient=NOT_DIFFERENTIABLE, ref_inputs=(0,), stateful=True, devices=_VARIABLE_DEVICES,
+    kernel=_update_kernel(math_ops.SUB)))
+
+
+def _is_initialized_kernel(op, backend):
+    return lambda ctx, inputs: [np.array(inputs[0].value is not None)]
+
+
+IS_VARIABLE_INITIALIZED = declare(OpDef(
+    "IsVariableInitialized", inputs=("ref",), attrs=("dtype",), gradient=NOT_DIFFERENTIABLE,
+    ref_inputs=(0,), stateful=True, devices=_VARIABLE_DEVICES,
+    kernel=_is_initialized_kernel))
+
+
+def _report_uninitialized_kernel(op, backend):
+    names = op.get_attr("names")
+
+    def compute(ctx, inputs):
+        flags = np.asarray(inputs[0], dtype=bool)
+        return [names[~flags]]
+    return compute
+
+
+#: A minitf op: the names of the variables whose flag (IsVariableInitialized) is False.
+REPORT_UNINITIALIZED = declare(OpDef(
+    "ReportUninitialized", inputs=("flags",), attrs=("names",), gradient=NOT_DIFFERENTIABLE,
+    kernel=_report_uninitialized_kernel))
+
+
+def _count_up_to_kernel(op, backend):
+    limit = op.get_attr("limit")
+
+    def compute(ctx, inputs):
+        ref = inputs[0]
+        with ref.lock:
+            value = ref.read()
+            if value >= limit:
+                raise errors.OutOfRangeError(None, None, "Reached limit of %d" % limit)
+            before = value.copy()
+            ref.write(value + np.ones((), dtype=value.dtype))
+        return [before]
+    return compute
+
+
+#: Increment an int variable and return its value before; the input producers'
+#: epoch counter (``limit_epochs``) is one.
+COUNT_UP_TO = declare(OpDef(
+    "CountUpTo", inputs=("ref",), attrs=("limit", "T"), gradient=NOT_DIFFERENTIABLE,
+    ref_inputs=(0,), stateful=True, kernel=_count_up_to_kernel))
+
+
+def count_up_to(ref, limit, name=None):
+    """Increment the int variable ``ref``; the result is its value *before*
+    the increment. Once it reaches ``limit``: OutOfRangeError."""
+    if isinstance(ref, Variable):
+        ref = ref._ref()
+    return make_op(COUNT_UP_TO, [ref], [ref.dtype.base_dtype], [ref.shape],
+                   name=name or "CountUpTo",
+                   attrs={"limit": int(limit), "T": ref.dtype.base_dtype}).outputs[0]
 
 
 def _variable_op(shape, dtype, name, container="", shared_name=""):
-    op = make_op("VariableV2", [], [dtype._as_ref], [shape], name=name,
+    op = make_op(VARIABLE_V2, [], [dtype._as_ref], [shape], name=name,
                  attrs={"shape": shape, "dtype": dtype, "container": container,
                         "shared_name": shared_name}, graph=get_default_graph())
     return op.outputs[0]
 
 
-def _assign_like(op_type, ref, value, name, validate_shape=True, use_locking=None):
+def _assign_like(row, ref, value, name, validate_shape=True, use_locking=None):
     # As in TF, a Python value becomes a constant named after the op: "inc/value".
-    with name_scope(name, op_type, [ref]) as scope:
+    with name_scope(name, row.name, [ref]) as scope:
         value = convert_to_tensor(value, dtype=ref.dtype.base_dtype, name="value")
-        if op_type == "Assign" and validate_shape and \
+        if row is ASSIGN and validate_shape and \
                 not ref.shape.is_compatible_with(value.shape):
             raise ValueError("Dimension %s and %s are not compatible: shapes must be equal "
                              "for '{{node %s}} = Assign'" % (ref.shape, value.shape, scope[:-1]))
-        if op_type != "Assign" and not ref.shape.is_compatible_with(value.shape):
+        if row is not ASSIGN and not ref.shape.is_compatible_with(value.shape):
             raise ValueError("Shapes %s and %s are incompatible" % (ref.shape, value.shape))
-        shape = ref.shape if (op_type != "Assign" or validate_shape) else value.shape
+        shape = ref.shape if (row is not ASSIGN or validate_shape) else value.shape
         attrs = {"T": ref.dtype.base_dtype, "use_locking": bool(use_locking)}
-        if op_type == "Assign":
+        if row is ASSIGN:
             attrs["validate_shape"] = bool(validate_shape)
-        op = make_op(op_type, [ref, value], [ref.dtype], [shape], name=scope, attrs=attrs)
+        op = make_op(row, [ref, value], [ref.dtype], [shape], name=scope, attrs=attrs)
     return op.outputs[0]
 
 
@@ -54,20 +297,20 @@ def assign(ref, value, validate_shape=None, use_locking=None, name=None):
     """Write ``value`` into variable ``ref``; the result reads the new value."""
     if isinstance(ref, Variable):
         return ref.assign(value, use_locking=use_locking, name=name)
-    return _assign_like("Assign", ref, value, name,
+    return _assign_like(ASSIGN, ref, value, name,
                         True if validate_shape is None else validate_shape, use_locking)
 
 
 def assign_add(ref, value, use_locking=None, name=None):
     if isinstance(ref, Variable):
         return ref.assign_add(value, use_locking=use_locking, name=name)
-    return _assign_like("AssignAdd", ref, value, name, use_locking=use_locking)
+    return _assign_like(ASSIGN_ADD, ref, value, name, use_locking=use_locking)
 
 
 def assign_sub(ref, value, use_locking=None, name=None):
     if isinstance(ref, Variable):
         return ref.assign_sub(value, use_locking=use_locking, name=name)
-    return _assign_like("AssignSub", ref, value, name, use_locking=use_locking)
+    return _assign_like(ASSIGN_SUB, ref, value, name, use_locking=use_locking)
 
 
 class _NotYetMade:
@@ -132,10 +375,10 @@ class Variable:
             self._initial_value = initial_value
             with graph.colocate_with(self._variable.op):
                 self._initializer_op = _assign_like(
-                    "Assign", self._variable, initial_value, "Assign",
+                    ASSIGN, self._variable, initial_value, "Assign",
                     validate_shape=validate_shape).op
             with graph.colocate_with(self._variable.op):
-                self._snapshot = make_op("Identity", [self._variable],
+                self._snapshot = make_op(array_ops.IDENTITY, [self._variable],
                                          [self._variable.dtype.base_dtype],
                                          [self._variable.shape], name="read",
                                          attrs={"T": self._variable.dtype.base_dtype}
@@ -167,8 +410,7 @@ class Variable:
 
     def read_value(self):
         """A fresh read of the value (an ``Identity`` of ``v/read``)."""
-        from minitf.ops.array_ops import identity
-        return identity(self._variable, name="read")
+        return array_ops.identity(self._variable, name="read")
 
     def _ref(self):
         """The ``VariableV2`` output itself (dtype ``float32_ref``)."""
@@ -186,24 +428,23 @@ class Variable:
         return self._variable.eval(session=session)
 
     def load(self, value, session=None):
-        from minitf.runtime.session import _session_for
-        sess = _session_for(session, self._graph)
+        sess = session_for(session, self._graph)
         sess.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
 
     # -- updates ------------------------------------------------------------------------
     def assign(self, value, use_locking=False, name=None, read_value=True):
         with self._graph.as_default():
-            t = _assign_like("Assign", self._variable, value, name, True, use_locking)
+            t = _assign_like(ASSIGN, self._variable, value, name, True, use_locking)
         return t if read_value else t.op
 
     def assign_add(self, delta, use_locking=False, name=None, read_value=True):
         with self._graph.as_default():
-            t = _assign_like("AssignAdd", self._variable, delta, name, use_locking=use_locking)
+            t = _assign_like(ASSIGN_ADD, self._variable, delta, name, use_locking=use_locking)
         return t if read_value else t.op
 
     def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
         with self._graph.as_default():
-            t = _assign_like("AssignSub", self._variable, delta, name, use_locking=use_locking)
+            t = _assign_like(ASSIGN_SUB, self._variable, delta, name, use_locking=use_locking)
         return t if read_value else t.op
 
     def is_initialized(self, name=None):
@@ -240,7 +481,7 @@ RefVariable = Variable
 
 def is_variable_initialized(variable, name=None):
     ref = variable._ref() if isinstance(variable, Variable) else variable
-    op = make_op("IsVariableInitialized", [ref], [dtypes.bool], [TensorShape([])],
+    op = make_op(IS_VARIABLE_INITIALIZED, [ref], [dtypes.bool], [TensorShape([])],
                  name=name or "IsVariableInitialized", attrs={"dtype": ref.dtype.base_dtype})
     return op.outputs[0]
 
@@ -267,10 +508,9 @@ def model_variables(scope=None):
 
 def variables_initializer(var_list, name="init"):
     """One op that runs every listed variable's initializer."""
-    from minitf.ops.control_flow_ops import group, no_op
     if var_list:
-        return group(*[v.initializer for v in var_list], name=name)
-    return no_op(name=name)
+        return control_flow_ops.group(*[v.initializer for v in var_list], name=name)
+    return control_flow_ops.no_op(name=name)
 
 
 initialize_variables = variables_initializer
@@ -294,14 +534,12 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
     """A string tensor with the names of the variables not yet initialized."""
     if var_list is None:
         var_list = global_variables() + local_variables()
-    from minitf.ops.array_ops import stack
     with name_scope(name, "report_uninitialized_variables", []) as scope:
         if not var_list:
-            from minitf.ops.core import constant
             return constant(np.array([], dtype=object), dtype=dtypes.string, name=scope)
-        flags = stack([is_variable_initialized(v) for v in var_list])
+        flags = array_ops.stack([is_variable_initialized(v) for v in var_list])
         names = np.array([v.op.name.encode() for v in var_list], dtype=object)
-        op = make_op("ReportUninitialized", [flags], [dtypes.string], [TensorShape([None])],
+        op = make_op(REPORT_UNINITIALIZED, [flags], [dtypes.string], [TensorShape([None])],
                      name=scope, attrs={"names": names})
     return op.outputs[0]
 

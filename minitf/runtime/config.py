@@ -5,6 +5,8 @@ defaults, and prints them in protobuf text format (only fields that differ
 from their default), so ``print(config)`` looks the same as in TF.
 """
 
+from minitf.framework import errors
+
 
 class _Message:
     """A tiny protobuf-like record: declared fields with defaults."""
@@ -82,15 +84,28 @@ class GPUOptions(_Message):
 
 
 class OptimizerOptions(_Message):
+    """TF's graph optimizer settings. ``opt_level``: ``L1`` (0, the default) runs
+    minitf's graph optimization, elementwise fusion (TF's L1 folds constants
+    and removes common subexpressions instead); ``L0`` (-1) runs none, so every
+    op runs as built. Asking for constant folding or common-subexpression
+    elimination is refused: minitf does not do them."""
+    L1 = 0
+    L0 = -1
+    DEFAULT = 0
     _fields = (("do_common_subexpression_elimination", False),
                ("do_constant_folding", False), ("opt_level", 0))
 
 
 class GraphOptions(_Message):
-    """Graph optimisations; minitf reads ``optimizer_options`` and two
+    """Graph optimisations: ``optimizer_options`` (above) and two
     minitf-specific fields: ``fuse_elementwise`` (on by default) and
     ``transfer_compression`` ("", "bfloat16" or "int8": encode float32
-    tensors that cross tasks, see minitf/distributed/partition.py)."""
+    tensors that cross tasks, see minitf/distributed/partition.py).
+
+    ``place_pruned_graph``: minitf always places only the ops a step needs,
+    which is TF's ``place_pruned_graph=True``; TF's default, False, places
+    the whole graph first (and fails on an op nobody runs). ``infer_shapes``
+    (``_output_shapes`` in GraphDefs) is refused: minitf writes no GraphDefs."""
     _fields = (("optimizer_options", OptimizerOptions), ("infer_shapes", False),
                ("place_pruned_graph", False), ("fuse_elementwise", True),
                ("transfer_compression", ""))
@@ -174,3 +189,50 @@ class RunMetadata(_Message):
     """
     _fields = (("step_stats", StepStats), ("partition_graphs", []),
                ("placement", {}), ("soft_placed", []))
+
+
+# -- what minitf does with each option -------------------------------------------------------
+def _unsupported(what, instead):
+    return errors.UnimplementedError(None, None, "minitf does not support %s. %s"
+                                     % (what, instead))
+
+
+def check_supported(config, remote=False):
+    """Refuse, with a message, every ConfigProto option minitf cannot honour
+    (every other field is honoured; none is silently ignored)."""
+    opt = config.graph_options.optimizer_options
+    if opt.do_constant_folding:
+        raise _unsupported("constant folding (optimizer_options.do_constant_folding)",
+                           "Leave it unset: every op runs as built.")
+    if opt.do_common_subexpression_elimination:
+        raise _unsupported("common subexpression elimination "
+                           "(optimizer_options.do_common_subexpression_elimination)",
+                           "Leave it unset: every op runs as built.")
+    if opt.opt_level not in (OptimizerOptions.L1, OptimizerOptions.L0):
+        raise _unsupported("optimizer_options.opt_level=%r" % (opt.opt_level,),
+                           "Use OptimizerOptions.L1 (the default) or L0.")
+    if config.graph_options.infer_shapes:
+        raise _unsupported("graph_options.infer_shapes (shapes in GraphDefs)",
+                           "Read a tensor's static shape with tensor.shape.")
+    if config.isolate_session_state and remote:
+        raise _unsupported("isolate_session_state on a server",
+                           "Sessions on one server share its resource containers; use "
+                           "tf.container(name) to keep a session's state apart.")
+    if config.intra_op_parallelism_threads < 0 or config.inter_op_parallelism_threads < 0:
+        raise _unsupported("a negative thread count", "Use 0 (one per core) or more.")
+
+
+def check_run_options(options):
+    """Refuse RunOptions minitf cannot honour."""
+    if options is not None and options.inter_op_thread_pool:
+        raise _unsupported("RunOptions.inter_op_thread_pool=%d" % options.inter_op_thread_pool,
+                           "A session has one inter-op pool "
+                           "(ConfigProto.inter_op_parallelism_threads).")
+
+
+def fuse_elementwise(config):
+    """Whether a session with ``config`` fuses elementwise chains: on unless
+    ``graph_options.fuse_elementwise`` is False or ``opt_level`` is L0."""
+    graph_options = config.graph_options
+    return bool(graph_options.fuse_elementwise) and \
+        graph_options.optimizer_options.opt_level != OptimizerOptions.L0

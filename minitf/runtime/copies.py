@@ -2,7 +2,7 @@
 
 Every tensor lives in one *memory*: the host's (CPU ops, feeds, fetches) or
 one GPU's. When an op reads a tensor that lives in another memory, the
-planner inserts a copy step on that edge, and only there: two ops on the same
+planner inserts a copy node on that edge, and only there: two ops on the same
 GPU hand each other device buffers directly. Each copy is traced as a
 :class:`~minitf.runtime.config.Transfer` (``RunMetadata.step_stats.transfers``)
 with its bytes and timing, exactly like a tensor crossing tasks.
@@ -10,12 +10,12 @@ with its bytes and timing, exactly like a tensor crossing tasks.
 Some inputs and outputs of GPU ops stay in host memory, as in TensorFlow
 (its ``HostMemory`` annotations): shapes, axes and permutations are read by
 the host code that launches the kernel, so copying them to the device would
-only mean copying them back. :data:`HOST_MEMORY_INPUTS` and
-:data:`HOST_MEMORY_OUTPUTS` list them.
+only mean copying them back. Each op's row of the op table says which
+(``host_memory_inputs``, ``host_memory_outputs``).
 
 Memory: a buffer produced on a GPU is *charged* to that GPU's allocator when
 its op finishes (OOM -> ResourceExhaustedError) and *released* when the last
-step that reads it is done; whatever is left is released when the step ends,
+node that reads it is done; whatever is left is released when the step ends,
 whether it succeeded or not, so a failed step leaks nothing.
 """
 
@@ -24,55 +24,52 @@ import time
 
 import numpy as np
 
+from minitf.ops.variables import VariableResource
 from minitf.runtime import gpu
-from minitf.runtime.config import AllocatorMemoryUsed, Transfer
-from minitf.runtime.resource_manager import VariableResource
-
-#: op type -> input indices read on the host even when the op runs on a GPU.
-HOST_MEMORY_INPUTS = {
-    "Sum": (1,), "Mean": (1,), "Max": (1,), "Min": (1,), "Prod": (1,), "All": (1,),
-    "Any": (1,), "ArgMax": (1,), "ArgMin": (1,), "Reshape": (1,), "Transpose": (1,),
-    "Fill": (0,), "ExpandDims": (1,), "Tile": (1,), "Slice": (1, 2),
-    "StridedSlice": (1, 2, 3), "ConcatV2": (-1,), "BroadcastTo": (1,),
-    "Switch": (1,), "RefSwitch": (1,),
-}
-#: op types whose outputs stay on the host even on a GPU.
-HOST_MEMORY_OUTPUTS = frozenset(["Shape", "Size", "Rank", "ShapeN", "BroadcastGradientArgs"])
+from minitf.runtime.config import AllocatorMemoryUsed
+from minitf.runtime.memory import buffer_key
+from minitf.runtime.node import Node
 
 
 def _host_inputs(op):
-    idx = HOST_MEMORY_INPUTS.get(op.type, ())
+    idx = op.op_def.host_memory_inputs if op.op_def is not None else ()
     n = len(op._inputs)
     return {i % n for i in idx} if n else set()
 
 
-def _memory_of_output(step):
-    """Where the outputs of ``step`` live: a GPU device, or None for the host.
+def _memory_of_output(node):
+    """Where the outputs of ``node`` live: a GPU device, or None for the host.
 
-    An int32 constant on a GPU stays in host memory too (TensorFlow's
-    ``HostConstantOp``): such constants are axes and shapes, read on the host,
-    so ``reduce_sum(x, axis=0)`` on a GPU copies nothing for its axis.
+    A row's ``host_memory_outputs`` is True (Shape: its outputs always stay on
+    the host) or a tuple of dtype names: an int32 constant on a GPU stays in
+    host memory (TensorFlow's ``HostConstantOp``): such constants are axes and
+    shapes, read on the host, so ``reduce_sum(x, axis=0)`` on a GPU copies
+    nothing for its axis.
     """
-    d = step.device
-    if d.device_type != "GPU" or step.op.type in HOST_MEMORY_OUTPUTS:
+    d = node.device
+    if d.device_type != "GPU":
         return None
-    if step.op.type == "Const" and step.op.outputs[0].dtype.name == "int32":
+    rule = node.op.op_def.host_memory_outputs if node.op.op_def is not None else False
+    if rule is True:
+        return None
+    if rule and node.op._outputs and node.op._outputs[0].dtype.base_dtype.name in rule:
         return None
     return d
 
 
-def _memory_for_input(step, i, host_inputs):
-    d = step.device
+def _memory_for_input(node, i, host_inputs):
+    d = node.device
     if d.device_type != "GPU" or i in host_inputs:
         return None
     return d
 
 
 class _CopyNode:
-    """Stands in for an op in a copy step (names it in traces and errors)."""
+    """Stands in for an op in a copy node (names it in traces and errors)."""
 
     is_copy = True
     node_def = None
+    op_def = None
     _control_inputs = ()
     _inputs = ()
 
@@ -98,24 +95,21 @@ def _copy_compute(node, src, dst):
         out = gpu.to_host(value)
         if dst is not None:
             out = gpu.to_device(out, dst)
-        trace = ctx.step.extra.get("trace")
+        trace = ctx.step.trace
         if trace is not None:
             nbytes = 0 if out.dtype == np.dtype(object) else int(out.nbytes)
-            with trace._lock:
-                trace.transfers.append(Transfer(
-                    tensor=tensor_name, src_device=src_name, dst_device=dst_name,
-                    bytes=nbytes, wire_bytes=nbytes, start_micros=start,
-                    end_micros=time.time_ns() // 1000))
+            trace.record_transfer(tensor_name, src_name, dst_name, nbytes, nbytes, start,
+                                  time.time_ns() // 1000)
         return [out]
     return compute
 
 
-def insert_copies(steps, fetch_slots, n_slots, feeds):
-    """Add copy steps on edges between memories (in place); return the new slot
-    count, the fetch slots (now pointing at host copies) and a MemoryPlan."""
-    from minitf.runtime.executor import _Step
+def insert_copies(nodes, fetch_slots, n_slots, feeds):
+    """Add copy nodes on edges between memories (in place); return the new slot
+    count, the fetch slots (now pointing at host copies) and the plan's
+    :class:`MemoryAccounting`."""
     where = {}       # slot -> device whose memory holds it (None: host)
-    for s in steps:
+    for s in nodes:
         mem = _memory_of_output(s)
         for k in range(s.n_out):
             where[s.out_base + k] = mem
@@ -130,16 +124,16 @@ def insert_copies(steps, fetch_slots, n_slots, feeds):
             return copies[key]
         src = where.get(slot)
         node = _CopyNode(tensor, src, dst)
-        step = _Step(node, _copy_compute(node, src, dst), dst or src, [slot], (), n_slots,
-                     False)
-        step.allocator = dst.allocator if dst is not None else None
+        copy = Node(node, _copy_compute(node, src, dst), dst or src, [slot], (), n_slots,
+                    False)
+        copy.allocator = dst.allocator if dst is not None else None
         where[n_slots] = dst
         copies[key] = n_slots
         n_slots += 1
-        before.append(step)
+        before.append(copy)
         return copies[key]
 
-    for s in steps:
+    for s in nodes:
         host_inputs = _host_inputs(s.op)
         pending = []
         for i, slot in enumerate(s.inputs):
@@ -166,17 +160,17 @@ def insert_copies(steps, fetch_slots, n_slots, feeds):
             slot = copy_of(slot, tensor, None, tail)
         new_fetch.append(slot)
     out.extend(tail)
-    steps[:] = out
+    nodes[:] = out
     uses = {}
-    for s in steps:
+    for s in nodes:
         for slot in s.inputs:
             uses[slot] = uses.get(slot, 0) + 1
-    allocators = {s.device.name: s.allocator for s in steps if s.allocator is not None}
-    return n_slots, new_fetch, (MemoryPlan(uses, allocators) if allocators else None)
+    allocators = {s.device.name: s.allocator for s in nodes if s.allocator is not None}
+    return n_slots, new_fetch, (MemoryAccounting(uses, allocators) if allocators else None)
 
 
-class MemoryPlan:
-    """Per-plan facts for memory accounting: how many steps read each slot."""
+class MemoryAccounting:
+    """Per-plan facts for memory accounting: how many nodes read each slot."""
 
     def __init__(self, uses, allocators):
         self.uses = uses
@@ -186,28 +180,16 @@ class MemoryPlan:
         return _MemoryRun(self, trace)
 
 
-def buffer_key(value):
-    """One key per underlying buffer (views of one array share it)."""
-    data = getattr(value, "gpu_data", None)
-    if data is not None:
-        return ("dev", id(data))
-    base = value
-    while isinstance(base, np.ndarray) and base.base is not None and \
-            isinstance(base.base, np.ndarray):
-        base = base.base
-    return ("np", id(base))
-
-
 class _MemoryRun:
     """Charges and releases of one step."""
 
-    def __init__(self, plan, trace):
-        self.plan = plan
+    def __init__(self, accounting, trace):
+        self.accounting = accounting
         self.trace = trace
-        self.left = dict(plan.uses)
+        self.left = dict(accounting.uses)
         self.charged = {}     # slot -> (allocator, key)
         self.lock = threading.Lock()
-        for a in plan.allocators.values():
+        for a in accounting.allocators.values():
             a.reset_peak()
 
     def after(self, s, outs):
@@ -255,7 +237,7 @@ class _MemoryRun:
                 allocator.release(key)
             self.charged.clear()
         if self.trace is not None:
-            for name, a in sorted(self.plan.allocators.items()):
+            for name, a in sorted(self.accounting.allocators.items()):
                 self.trace.memory.append(AllocatorMemoryUsed(
                     allocator_name=name, total_bytes=a.reserved, peak_bytes=a.peak,
                     live_bytes=a.in_use, allocator_bytes_in_use=a.in_use))

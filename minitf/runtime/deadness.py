@@ -11,21 +11,23 @@ cond is the exception: it outputs whichever of its inputs is alive.
 Dead values cross tasks like any other: a ``_Send`` of a dead value sends a
 "dead" marker and the ``_Recv`` on the other side outputs :data:`DEAD`.
 Fetching a dead tensor is an error, as in TensorFlow.
+
+The marker :data:`DEAD` and the three rules (``OpDef.dead_when``: ANY dead
+input, the default; ALL inputs dead, ``Merge``; never, PASS: ``_Send`` runs to
+pass the marker on) are declared with the op table, in
+``minitf/framework/op_def.py``; this module applies them.
 """
 
-__all__ = ["DEAD", "ANY", "ALL", "PASS"]
+from minitf.framework.op_def import ALL, ANY, DEAD
+
+__all__ = ["DEAD", "is_dead"]
 
 
-class _Dead:
-    __slots__ = ()
-
-    def __repr__(self):
-        return "DEAD"
-
-
-#: The value of a tensor whose op did not run because its branch was not taken.
-DEAD = _Dead()
-
-#: When is an op dead? ANY dead input (most ops); ALL inputs dead (Merge);
-#: never (PASS: ``_Send`` runs to pass the marker on).
-ANY, ALL, PASS = "any", "all", "pass"
+def is_dead(node, inputs, dead):
+    """Whether ``node`` is skipped this step: by its row's ``dead_when`` rule on its
+    input values, or because a control predecessor was skipped (``dead[i]``)."""
+    if node.dead_when == ANY:
+        return any(v is DEAD for v in inputs) or any(dead[p] for p in node.control_preds)
+    if node.dead_when == ALL:
+        return all(v is DEAD for v in inputs) or any(dead[p] for p in node.control_preds)
+    return False

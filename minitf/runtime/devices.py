@@ -24,6 +24,9 @@ import os
 from dataclasses import dataclass, field
 
 from minitf.framework.device_spec import DeviceSpec
+from minitf.framework.graph import Graph
+from minitf.runtime import gpu, memory, runtimes
+from minitf.runtime.config import ConfigProto
 
 LOCAL_TASK = ("localhost", 0, 0)  # job, replica, task of a local session
 
@@ -86,7 +89,6 @@ def _visible_list(config):
 def gpu_devices(config, job="localhost", replica=0, task=0):
     """The GPU devices of one task: real cards if numba finds any, else virtual
     ones if the config or ``MINITF_VIRTUAL_GPUS`` asks for them."""
-    from minitf.runtime import gpu, memory
     counts = dict(config.device_count) if config is not None else {}
     wanted = counts.get("GPU")
     if wanted is not None and int(wanted) <= 0:
@@ -160,15 +162,13 @@ def list_devices(target="", config=None):
     (with ``config``, e.g. ``ConfigProto(device_count={"GPU": 2})``);
     ``"grpc://host:port"`` asks that server's master for its cluster's devices."""
     if target:
-        from minitf.framework.graph import Graph
-        from minitf.runtime.session import Session
-        sess = Session(target, graph=Graph(), config=config)
+        runtime = runtimes.connect(target, Graph(), config if config is not None
+                                   else ConfigProto())
         try:
-            devices = sess._runtime.list_devices()
+            devices = runtime.list_devices()
         finally:
-            sess.close()
+            runtime.close()
     else:
-        from minitf.runtime.config import ConfigProto
         devices = local_devices(config if config is not None else ConfigProto())
         for d in devices:
             if d.allocator is not None:

@@ -1,24 +1,28 @@
 """The executor: run one step of a placed graph.
 
-A :class:`Plan` is built once per (fetches, feeds, targets) signature and
-reused by every ``sess.run`` with that signature:
+A step is one ``sess.run`` (or, on a server, one task's part of it). A
+:class:`Plan` is built once per (fetches, feeds, targets) signature and reused
+by every step with that signature:
 
 1. **prune** - keep only the ops the fetches and targets need, stopping at
    fed tensors (a fed tensor's producer does not run);
 2. **place** - ask the placer for each op's device (sticky across steps);
 3. **wire**  - give every tensor a *slot* in a flat list of values and
    record, for each op, which slots it reads and where its outputs go;
-4. **bind**  - look up each op's kernel for its device and build its
-   ``compute(ctx, inputs)`` function.
+4. **bind**  - look up each op's kernel for its device in the registry and
+   build its ``compute(ctx, inputs)`` function: one :class:`Node` per op.
 
-Running a plan then is a loop over ``steps``. Two ways:
+Then host<->GPU copies are inserted on edges between memories (copies.py) and
+chains of elementwise ops are fused (fusion.py); both only rewrite nodes.
+
+Running a plan then is a loop over ``nodes``. Two ways:
 
 * **inline**: everything on one device and nothing that can block -> run
   the ops in creation order (always a topological order) in the caller's
   thread. This is the common case and costs a few microseconds per op.
 * **dataflow**: several devices, or ops that may block (queues, receives)
   -> an op starts as soon as its inputs and control inputs are done; ops run
-  on the session's thread pool (one pool, ``inter_op_parallelism_threads``
+  on the thread pools (thread_pools.py: ``inter_op_parallelism_threads``
   wide) so ops on different devices overlap, and each blocking op gets a
   thread of its own so it can never starve the others.
 
@@ -34,40 +38,42 @@ import queue
 import threading
 import time
 
-import numpy as np
-
 from minitf.framework import errors
+from minitf.framework.op_def import DEAD
 from minitf.kernels import registry
-from minitf.ops.op_def import get_op_def
-from minitf.runtime.config import (DeviceStepStats, NodeExecStats, NodeOutput,
-                                   TensorDescription)
-from minitf.runtime.deadness import ALL, ANY, DEAD
-from minitf.runtime.resource_manager import VariableResource
+from minitf.ops.variables import VariableResource, read_ref
+from minitf.runtime import copies, deadness, fusion
+from minitf.runtime.node import Node
 
 
 DEADLINE_GRACE = 1.0  # seconds
-_DEAD_SOURCES = frozenset(["Switch", "RefSwitch", "_Recv"])
 
 
 class StepState:
-    """Per-step signals shared by all ops of one ``run``: a cancellation flag
-    and an absolute deadline (``time.monotonic()``), both watched by
-    blocking kernels."""
+    """What all ops of one step share: a cancellation flag and an absolute
+    deadline (``time.monotonic()``), both watched by blocking kernels; the
+    rendezvous that ``_Send``/``_Recv`` use; the trace (or None); the variable
+    versions the step read; the step's GPU memory accounting (or None)."""
 
-    __slots__ = ("cancelled", "deadline", "step_id", "extra")
+    __slots__ = ("cancelled", "deadline", "step_id", "rendezvous", "trace", "read_versions",
+                 "memory")
 
-    def __init__(self, deadline=None, step_id=0):
+    def __init__(self, deadline=None, step_id=0, rendezvous=None, trace=None):
         self.cancelled = threading.Event()
         self.deadline = deadline
         self.step_id = step_id
-        self.extra = {}
+        self.rendezvous = rendezvous
+        self.trace = trace
+        self.read_versions = {}
+        self.memory = None
 
     def time_left(self):
         return None if self.deadline is None else self.deadline - time.monotonic()
 
 
 class KernelContext:
-    """What a kernel may use besides its inputs."""
+    """What a kernel may use besides its inputs: its device's resource manager
+    (variables, queues...), the device, per-session state, and the step."""
 
     __slots__ = ("resources", "device", "session_state", "step")
 
@@ -76,41 +82,6 @@ class KernelContext:
         self.device = device
         self.session_state = session_state
         self.step = step
-
-
-class _Step:
-    """One op in a plan: its kernel and where its inputs and outputs live.
-
-    ``members`` is None for an ordinary op; a fused step (fusion.py) lists the
-    ops it replaced. ``allocator`` is the GPU allocator its outputs are
-    charged to (None on a CPU or for host-memory outputs)."""
-
-    __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out",
-                 "successors", "n_preds", "blocking", "members", "allocator",
-                 "control_preds", "dead_when")
-
-    def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
-        self.op = op
-        self.compute = compute
-        self.device = device
-        self.inputs = inputs
-        self.deref = deref
-        self.out_base = out_base
-        self.n_out = len(op._outputs)
-        self.successors = []
-        self.n_preds = 0
-        self.blocking = blocking
-        self.members = None
-        self.allocator = None
-        self.control_preds = ()
-        self.dead_when = get_op_def(op.type).dead_when
-
-
-def read_ref(value):
-    """A variable reference becomes its current value (a plain array passes)."""
-    if isinstance(value, VariableResource):
-        return value.read()
-    return value
 
 
 def _fetched(values):
@@ -138,14 +109,21 @@ def annotate(exc, op):
     return err
 
 
-class Plan:
-    """A pruned, placed and wired subgraph, ready to run many times."""
+def _ops_of(node):
+    return node.members or (node.op,)
 
-    def __init__(self, graph, fetches, targets, feeds, placer, contexts, pool_factory,
-                 fuse=None):
+
+class Plan:
+    """A pruned, placed and wired subgraph, ready to run many times.
+
+    ``contexts``: device name -> (ResourceManager, session state dict);
+    ``pools``: the :class:`~minitf.runtime.thread_pools.ThreadPools` the
+    dataflow executor uses; ``fuse``: the session's ``fuse_elementwise``."""
+
+    def __init__(self, graph, fetches, targets, feeds, placer, contexts, pools, fuse=True):
         self.graph = graph
         self.feeds = list(feeds)
-        self._pool_factory = pool_factory
+        self._pools = pools
         fed = set(self.feeds)
         needed = prune(fetches, targets, fed)
         placer.place(needed)
@@ -156,7 +134,7 @@ class Plan:
         for t in self.feeds:
             slot_of[t] = n
             n += 1
-        self.steps = []
+        self.nodes = []
         for op in order:
             out_base = n
             for t in op._outputs:
@@ -164,48 +142,43 @@ class Plan:
                     slot_of[t] = n
                 n += 1
             device = placer.assigned[op]
-            kdef = registry.find(op.type, device.device_type, registry.kernel_dtype(op))
-            if kdef is None:
+            row = op.op_def
+            kernel = registry.find(op.type, device.device_type, registry.kernel_dtype(op))
+            if kernel is None:
                 raise errors.InternalError(op.node_def, op, "No %s kernel for %s on %s"
                                            % (op.type, registry.kernel_dtype(op), device.name))
             try:
-                compute = kdef.builder(op, device)
+                compute = kernel.build(op, device)
             except errors.OpError as e:
                 raise annotate(e, op)
-            op_def = get_op_def(op.type)
-            refs = set(op_def.ref_inputs)
+            refs = set(row.ref_inputs)
             inputs = [slot_of[t] for t in op._inputs]
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
-            self.steps.append(_Step(op, compute, device, inputs, deref, out_base,
-                                    op_def.blocking))
+            self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
+                                   row.blocking))
         fetch_slots = [slot_of[t] for t in fetches]
-        # Host<->GPU copies on every edge between memories (see copies.py), then
-        # the fusion pass (see fusion.py); both only rewrite steps and slots.
         devices = placer.devices
         if isinstance(devices, dict):
             devices = devices.values()
         if any(d.device_type == "GPU" for d in devices):
-            from minitf.runtime import copies
-            n, fetch_slots, self.memory = copies.insert_copies(self.steps, fetch_slots, n,
+            n, fetch_slots, self.memory = copies.insert_copies(self.nodes, fetch_slots, n,
                                                                self.feeds)
         else:
             self.memory = None
-        if fuse is None or fuse:
-            from minitf.runtime import fusion
-            if fusion.enabled(fuse):
-                self.steps = fusion.fuse_steps(self.steps, fetch_slots, self.feeds)
+        if fusion.enabled(fuse):
+            self.nodes = fusion.fuse_nodes(self.nodes, fetch_slots, self.feeds)
         producer = {}
         index_of = {}
-        for i, s in enumerate(self.steps):
+        for i, s in enumerate(self.nodes):
             for k in range(s.n_out):
                 producer[s.out_base + k] = i
-            for op in getattr(s, "members", None) or (s.op,):
+            for op in _ops_of(s):
                 index_of[op] = i
-        for i, s in enumerate(self.steps):
+        for i, s in enumerate(self.nodes):
             preds = {producer[j] for j in s.inputs if j in producer}
             controls = set()
-            for op in getattr(s, "members", None) or (s.op,):
+            for op in _ops_of(s):
                 controls.update(index_of[c] for c in getattr(op, "_control_inputs", ())
                                 if c in index_of)
             controls.discard(i)
@@ -214,125 +187,115 @@ class Plan:
             preds.discard(i)
             s.n_preds = len(preds)
             for p in preds:
-                self.steps[p].successors.append(i)
+                self.nodes[p].successors.append(i)
         self.n_slots = n
         self.fetch_slots = fetch_slots
-        # Only a Switch makes dead values (and a _Recv may bring one from another
-        # task): plans without them skip the checks, which cost ~1 us per op.
-        self.may_be_dead = any(op.type in _DEAD_SOURCES for s in self.steps
-                               for op in (getattr(s, "members", None) or (s.op,)))
-        self.devices = sorted({s.device.name for s in self.steps})
-        self.contexts = contexts  # device name -> (ResourceManager, session_state)
-        self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.steps)
-        self.placement = {op.name: s.device.name for s in self.steps
-                          for op in (getattr(s, "members", None) or (s.op,))
-                          if not getattr(op, "is_copy", False)}
+        # Only ops that make dead values (Switch; a _Recv may bring one from
+        # another task) can make others dead: plans without them skip the
+        # checks, which cost ~1 us per op.
+        self.may_be_dead = any(op.op_def is not None and op.op_def.makes_dead
+                               for s in self.nodes for op in _ops_of(s))
+        self.devices = sorted({s.device.name for s in self.nodes})
+        self.contexts = contexts
+        self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
+        self.placement = {op.name: s.device.name for s in self.nodes
+                          for op in _ops_of(s) if not getattr(op, "is_copy", False)}
 
     # -- running ---------------------------------------------------------------------------
-    def run(self, feed_values, step, trace=None):
+    def run(self, feed_values, step):
         """Run one step. ``feed_values`` are in ``self.feeds`` order. Returns
         the fetched values (refs already read) in fetch order."""
         vals = [None] * self.n_slots
         vals[:len(feed_values)] = feed_values
-        if trace is not None:
-            step.extra.setdefault("trace", trace)
         if self.memory is not None:
-            step.extra["memory"] = self.memory.start(trace)
+            step.memory = self.memory.start(step.trace)
         try:
             if self.inline:
-                self._run_inline(vals, step, trace)
+                self._run_inline(vals, step)
             else:
-                self._run_dataflow(vals, step, trace)
+                self._run_dataflow(vals, step)
             return _fetched([vals[i] for i in self.fetch_slots])
         finally:
             if self.memory is not None:
-                step.extra["memory"].finish()
+                step.memory.finish()
 
     def _context(self, device, step):
         resources, session_state = self.contexts[device.name]
         return KernelContext(resources, device, session_state, step)
 
-    def _run_one(self, i, vals, ctx, trace, dead):
-        s = self.steps[i]
+    def _run_one(self, i, vals, ctx, dead):
+        s = self.nodes[i]
         ins = [vals[j] for j in s.inputs]
-        if self.may_be_dead and self._is_dead(s, ins, dead):
+        if self.may_be_dead and deadness.is_dead(s, ins, dead):
             dead[i] = True
             if s.n_out:
                 vals[s.out_base:s.out_base + s.n_out] = [DEAD] * s.n_out
             return
+        step = ctx.step
         try:
             for j in s.deref:
                 value = ins[j]
                 if isinstance(value, VariableResource):
                     # Remember which version of the variable this step read, so
                     # an update later in the step can tell how stale it is.
-                    ctx.step.extra.setdefault("read_versions", {}).setdefault(
-                        value, value.version)
+                    step.read_versions.setdefault(value, value.version)
                     ins[j] = value.read()
+            trace = step.trace
             if trace is None:
                 outs = s.compute(ctx, ins)
-                if self.memory is not None:
-                    ctx.step.extra["memory"].after(s, outs)
+                if step.memory is not None:
+                    step.memory.after(s, outs)
             else:
                 start = time.time_ns() // 1000
                 outs = s.compute(ctx, ins)
                 used = None
-                if self.memory is not None:
-                    used = ctx.step.extra["memory"].after(s, outs)
+                if step.memory is not None:
+                    used = step.memory.after(s, outs)
                 trace.record(s, start, time.time_ns() // 1000, outs, used)
         except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
             raise annotate(e, s.op) from None
         if s.n_out:
             vals[s.out_base:s.out_base + s.n_out] = outs
 
-    @staticmethod
-    def _is_dead(s, ins, dead):
-        """Whether step ``s`` is skipped this run: see deadness.py."""
-        if s.dead_when == ANY:
-            return any(v is DEAD for v in ins) or any(dead[p] for p in s.control_preds)
-        if s.dead_when == ALL:
-            return all(v is DEAD for v in ins) or any(dead[p] for p in s.control_preds)
-        return False
-
-    def _run_inline(self, vals, step, trace):
-        ctx = self._context(self.steps[0].device, step) if self.steps else None
+    def _run_inline(self, vals, step):
+        ctx = self._context(self.nodes[0].device, step) if self.nodes else None
         run_one = self._run_one
         deadline = step.deadline
-        dead = [False] * len(self.steps)
-        for i, s in enumerate(self.steps):
-            run_one(i, vals, ctx, trace, dead)
+        dead = [False] * len(self.nodes)
+        for i, s in enumerate(self.nodes):
+            run_one(i, vals, ctx, dead)
             if step.cancelled.is_set():
                 raise errors.CancelledError(None, None, "Step was cancelled")
             if deadline is not None and time.monotonic() > deadline:
                 raise errors.DeadlineExceededError(
                     None, None, "Timed out after running %s" % s.op.name)
 
-    def _run_dataflow(self, vals, step, trace):
-        pool, blocking_pool = self._pool_factory()
+    def _run_dataflow(self, vals, step):
+        pool, blocking_pool = self._pools.get()
         done = queue.SimpleQueue()
         contexts = {name: self._context(s.device, step)
-                    for name, s in {s.device.name: s for s in self.steps}.items()}
-        pending = [s.n_preds for s in self.steps]
-        remaining = len(self.steps)
-        dead = [False] * len(self.steps)
+                    for name, s in {s.device.name: s for s in self.nodes}.items()}
+        pending = [s.n_preds for s in self.nodes]
+        remaining = len(self.nodes)
+        dead = [False] * len(self.nodes)
 
         def work(i):
-            s = self.steps[i]
+            s = self.nodes[i]
             try:
                 if step.cancelled.is_set():
                     raise errors.CancelledError(None, None, "Step was cancelled")
                 if step.deadline is not None and time.monotonic() > step.deadline:
                     raise errors.DeadlineExceededError(
                         None, None, "Timed out before %s could start" % s.op.name)
-                self._run_one(i, vals, contexts[s.device.name], trace, dead)
+                self._run_one(i, vals, contexts[s.device.name], dead)
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))
 
         def submit(i):
-            (blocking_pool if self.steps[i].blocking else pool).submit(work, i)
+            (blocking_pool if self.nodes[i].blocking else pool).submit(work, i)
 
-        for i, s in enumerate(self.steps):
+        for i, s in enumerate(self.nodes):
             if s.n_preds == 0:
                 submit(i)
         while remaining:
@@ -357,7 +320,7 @@ class Plan:
                 # started see it and stop. Their late results are discarded.
                 step.cancelled.set()
                 raise exc
-            for j in self.steps[i].successors:
+            for j in self.nodes[i].successors:
                 pending[j] -= 1
                 if pending[j] == 0:
                     submit(j)
@@ -377,52 +340,3 @@ def prune(fetches, targets, fed):
                 stack.append(t.op)
         stack.extend(op._control_inputs)
     return needed
-
-
-class Trace:
-    """Collects per-op timings of one step (``RunOptions.FULL_TRACE``)."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self.by_device = {}
-        self.transfers = []   # Transfer records: host<->GPU copies, cross-task receives
-        self.memory = []      # AllocatorMemoryUsed per GPU at the end of the step
-
-    def record(self, s, start, end, outs, memory=None):
-        outputs = []
-        for slot, value in enumerate(outs or ()):
-            value = read_ref(value) if isinstance(value, VariableResource) and \
-                value.value is not None else value
-            if isinstance(value, np.ndarray):
-                nbytes = 0 if value.dtype == np.dtype(object) else int(value.nbytes)
-                outputs.append(NodeOutput(slot=slot, tensor_description=TensorDescription(
-                    dtype=s.op._outputs[slot].dtype.base_dtype.name,
-                    shape=list(value.shape), requested_bytes=nbytes)))
-        thread = threading.get_ident() % 100000
-        # A fused step (fusion.py) ran its member ops as one kernel: each member is
-        # listed, over the kernel's time span, with a label that says so.
-        members = s.members or (s.op,)
-        fused = " [fused: %s]" % "+".join(m.type for m in members) if s.members else ""
-        records = []
-        shapes = getattr(getattr(s.compute, "__self__", None), "last_shapes", {})
-        for op in members:
-            last = op is s.op
-            out = outputs
-            if not last:   # a fused member's output: its logical size, never allocated
-                shape = list(shapes.get(op, ()))
-                dt = op._outputs[0].dtype.base_dtype
-                out = [NodeOutput(slot=0, tensor_description=TensorDescription(
-                    dtype=dt.name, shape=shape,
-                    requested_bytes=int(np.prod(shape)) * np.dtype(dt.np_dtype).itemsize))]
-            records.append(NodeExecStats(
-                node_name=op.name, op_type=op.type, all_start_micros=start,
-                op_start_rel_micros=0, op_end_rel_micros=end - start,
-                all_end_rel_micros=end - start, output=out,
-                timeline_label="%s = %s()%s" % (op.name, op.type, fused), thread_id=thread,
-                memory=[memory] if memory is not None and last else []))
-        with self._lock:
-            self.by_device.setdefault(s.device.name, []).extend(records)
-
-    def device_stats(self):
-        return [DeviceStepStats(device=d, node_stats=sorted(n, key=lambda x: x.all_start_micros))
-                for d, n in sorted(self.by_device.items())]

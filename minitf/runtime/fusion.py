@@ -7,60 +7,43 @@ four trips through 40 MB for 10M floats. Fused, one loop reads ``a`` and
 
     for i in prange(n):                      # split over threads
         t0 = a[i] * s0                       # Mul   (s0 = 2, a 0-d constant)
-        t1 = t0 + s1                         # AddV2 (s1 = 1)
+        t1 = t0 + s1                         # add   (s1 = 1)
         t2 = t1 if t1 > 0 or t1 != t1 else 0 # Relu  (NaN stays NaN)
         t3 = t2 - b[i]                       # Sub
         acc += t3                            # the trailing Sum
 
-What fuses: float32/float64 unary and binary ops from :data:`UNARY` and
-:data:`BINARY` whose result is read by exactly one other op of the chain
-(and is not fetched), on one CPU device, without control dependencies,
-optionally ending in a Sum/Mean/Max/Min over all axes. At run time the fused
-kernel needs its array inputs to have one shape (0-d/one-element inputs are
-scalars); anything else (broadcasting, a partial reduction) falls back to
-running the original ops one by one, so fusion never changes a result.
+What fuses: float32/float64 elementwise ops whose row of the op table has a
+fusion template (``Elementwise.fusion``: ``"{x} + {y}"``) and whose result is
+read by exactly one other op of the chain (and is not fetched), on one CPU
+device, without control dependencies, optionally ending in a reduction over
+all axes (Sum/Mean/Max/Min: :data:`REDUCTIONS`, by the backend's reduction
+kind). At run time the fused kernel needs its array inputs to have one shape
+(0-d/one-element inputs are scalars); anything else (broadcasting, a partial
+reduction) falls back to running the original ops one by one, so fusion never
+changes a result.
 
-The loop is generated as Python **source**, written to a per-user cache
-directory (``<numba cache dir>/minitf_fused/``) and imported as a module, so
-``cache=True`` lets numba's disk cache serve it to the next process (a
-closure or ``exec``'d string could not be cached). Open the file to see
-exactly what a fused kernel does.
+The loop is generated as Python **source** and imported through
+``minitf/kernels/generated.py`` (folder ``minitf_fused`` in the Numba cache
+directory), so ``cache=True`` lets Numba's disk cache serve it to the next
+process. Open the file to see exactly what a fused kernel does.
 
 Switch it off with ``ConfigProto(graph_options=GraphOptions(
-fuse_elementwise=False))`` or ``MINITF_FUSION=0`` to compare.
+fuse_elementwise=False))``, ``OptimizerOptions(opt_level=L0)`` or
+``MINITF_FUSION=0`` to compare.
 """
 
-import hashlib
-import importlib.util
 import os
-import sys
 import threading
 
 import numpy as np
 
-UNARY = {
-    "Neg": "-{x}",
-    "Abs": "abs({x})",
-    "Square": "{x} * {x}",
-    "Sqrt": "np.sqrt({x})",
-    "Rsqrt": "one / np.sqrt({x})",
-    "Exp": "exp_({x})",
-    "Log": "log_({x})",
-    "Relu": "{x} if ({x} > zero or {x} != {x}) else zero",
-    "Sigmoid": "sigmoid_({x})",
-    "Tanh": "tanh_({x})",
-    "Reciprocal": "one / {x}",
-}
-BINARY = {
-    "AddV2": "{x} + {y}",
-    "Sub": "{x} - {y}",
-    "Mul": "{x} * {y}",
-    "RealDiv": "{x} / {y}",
-    "Maximum": "{x} if ({x} != {x} or {x} >= {y}) else {y}",
-    "Minimum": "{x} if ({x} != {x} or {x} <= {y}) else {y}",
-    "SquaredDifference": "({x} - {y}) * ({x} - {y})",
-}
-REDUCTIONS = ("Sum", "Mean", "Max", "Min")
+from minitf.kernels.generated import load_source
+from minitf.ops import reduction_ops
+from minitf.runtime.node import Node
+
+#: The reductions a fused chain may end in, with the Python each combines with.
+REDUCTIONS = {reduction_ops.SUM: "sum", reduction_ops.MEAN: "mean",
+              reduction_ops.MAX: "max", reduction_ops.MIN: "min"}
 DTYPES = ("float32", "float64")
 _SUFFIX = {"float32": "f32", "float64": "f64"}
 
@@ -72,12 +55,10 @@ def enabled(flag=None):
     return os.environ.get("MINITF_FUSION", "1") not in ("0", "false", "off", "no")
 
 
-def cache_dir():
-    """Where generated kernels go: ``minitf_fused`` in numba's cache directory."""
-    from minitf.kernels.cpu.compile import cache_root
-    path = os.path.join(cache_root(), "minitf_fused")
-    os.makedirs(path, exist_ok=True)
-    return path
+def _template(op):
+    row = op.op_def
+    ew = row.elementwise if row is not None else None
+    return ew.fusion if ew is not None else None
 
 
 def _dtype(op):
@@ -89,33 +70,33 @@ def _fusible(s):
     op = s.op
     return (s.members is None and not getattr(op, "is_copy", False)
             and s.device.device_type == "CPU" and not s.blocking
-            and (op.type in UNARY or op.type in BINARY) and _dtype(op) in DTYPES
+            and _template(op) is not None and _dtype(op) in DTYPES
             and not op._control_inputs)
 
 
 def _reduction(s):
     op = s.op
     return (s.members is None and not getattr(op, "is_copy", False)
-            and s.device.device_type == "CPU" and op.type in REDUCTIONS
+            and s.device.device_type == "CPU" and op.op_def in REDUCTIONS
             and _dtype(op) in DTYPES and not op._control_inputs)
 
 
-def fuse_steps(steps, fetch_slots, feeds):
-    """Return ``steps`` with every fusible chain replaced by one fused step."""
+def fuse_nodes(nodes, fetch_slots, feeds):
+    """Return ``nodes`` with every fusible chain replaced by one fused node."""
     uses = {}
-    for s in steps:
+    for s in nodes:
         for slot in s.inputs:
             uses[slot] = uses.get(slot, 0) + 1
     for slot in fetch_slots:
         uses[slot] = uses.get(slot, 0) + 2       # a fetched value must exist
-    control_targets = {c for s in steps for c in s.op._control_inputs} if steps else set()
+    control_targets = {c for s in nodes for c in s.op._control_inputs} if nodes else set()
     producer = {}
-    for i, s in enumerate(steps):
+    for i, s in enumerate(nodes):
         for k in range(s.n_out):
             producer[s.out_base + k] = i
     # group[i] = index of the step whose fused kernel will compute step i
-    group = list(range(len(steps)))
-    for i, s in enumerate(steps):
+    group = list(range(len(nodes)))
+    for i, s in enumerate(nodes):
         tail = _fusible(s) or _reduction(s)
         if not tail:
             continue
@@ -124,7 +105,7 @@ def fuse_steps(steps, fetch_slots, feeds):
             j = producer.get(slot)
             if j is None:
                 continue
-            p = steps[j]
+            p = nodes[j]
             if (_fusible(p) and uses.get(slot) == 1 and p.device is s.device
                     and p.op not in control_targets and _dtype(p.op) == _dtype(s.op)):
                 # p's group joins i's group
@@ -135,7 +116,7 @@ def fuse_steps(steps, fetch_slots, feeds):
     for i, g in enumerate(group):
         members.setdefault(g, []).append(i)
     out = []
-    for i, s in enumerate(steps):
+    for i, s in enumerate(nodes):
         g = group[i]
         if g != i:
             continue          # computed by a later fused step
@@ -143,38 +124,37 @@ def fuse_steps(steps, fetch_slots, feeds):
         if len(idx) == 1:
             out.append(s)
             continue
-        out.append(_fused_step([steps[k] for k in idx]))
+        out.append(_fused_node([nodes[k] for k in idx]))
     return out
 
 
-def _fused_step(chain):
-    from minitf.runtime.executor import _Step
+def _fused_node(chain):
     tail = chain[-1]
     produced = {}
     for m, s in enumerate(chain):
         produced[s.out_base] = m
     external = []        # slots read from outside the chain
     for s in chain:
-        operands = s.inputs[:1] if s.op.type in REDUCTIONS else s.inputs
+        operands = s.inputs[:1] if s.op.op_def in REDUCTIONS else s.inputs
         for slot in operands:
             if slot not in produced and slot not in external:
                 external.append(slot)
-    axes_slot = tail.inputs[1] if tail.op.type in REDUCTIONS else None
+    axes_slot = tail.inputs[1] if tail.op.op_def in REDUCTIONS else None
     inputs = list(external) + ([axes_slot] if axes_slot is not None else [])
     kernel = FusedKernel(chain, external, produced)
-    step = _Step(tail.op, kernel.compute, tail.device, inputs, (), tail.out_base, False)
-    step.members = tuple(s.op for s in chain)
-    return step
+    node = Node(tail.op, kernel.compute, tail.device, inputs, (), tail.out_base, False)
+    node.members = tuple(s.op for s in chain)
+    return node
 
 
 class FusedKernel:
-    """The compute function of a fused step, with its fallback."""
+    """The compute function of a fused node, with its fallback."""
 
     def __init__(self, chain, external, produced):
         self.chain = chain
         self.external = external
         self.dtype = np.dtype(_dtype(chain[-1].op))
-        self.reduction = chain[-1].op.type if chain[-1].op.type in REDUCTIONS else None
+        self.reduction = REDUCTIONS.get(chain[-1].op.op_def)
         self.keep_dims = chain[-1].op.get_attr("keep_dims") if self.reduction else False
         ew = chain[:-1] if self.reduction else chain
         # the program: for each elementwise member, (op type, operand refs); a ref
@@ -185,7 +165,7 @@ class FusedKernel:
             for slot in s.inputs:
                 refs.append(("t", produced[slot]) if slot in produced
                             else ("in", external.index(slot)))
-            self.program.append((s.op.type, tuple(refs)))
+            self.program.append((s.op.type, _template(s.op), tuple(refs)))
         self.label = "+".join(s.op.type for s in chain)
         self._modules = {}
         self._lock = threading.Lock()
@@ -240,7 +220,7 @@ class FusedKernel:
         return [vals[self.chain[-1].out_base]]
 
     def _run(self, values, scalar, shape):
-        from minitf.kernels.cpu.compile import PARALLEL_LOCK, PARALLEL_MIN_SIZE
+        from minitf.kernels.cpu.compile import PARALLEL_LOCK, PARALLEL_MIN_SIZE  # lazy: Numba
         module = self._module(tuple(scalar))
         n = int(np.prod(shape))
         args = []
@@ -257,7 +237,7 @@ class FusedKernel:
         parallel = n >= PARALLEL_MIN_SIZE
         if self.reduction:
             chunks = max(1, min(n, 64)) if parallel else 1
-            acc = np.float64 if self.reduction in ("Sum", "Mean") else self.dtype
+            acc = np.float64 if self.reduction in ("sum", "mean") else self.dtype
             partial = np.empty(chunks, acc)
             with np.errstate(all="ignore"):
                 if parallel:
@@ -265,12 +245,12 @@ class FusedKernel:
                         module.reduce_parallel(n, chunks, partial, *args)
                 else:
                     module.reduce_serial(n, chunks, partial, *args)
-                if self.reduction in ("Sum", "Mean"):
+                if self.reduction in ("sum", "mean"):
                     r = partial.sum()
-                    if self.reduction == "Mean":
+                    if self.reduction == "mean":
                         r = r / n
                 else:
-                    r = partial.max() if self.reduction == "Max" else partial.min()
+                    r = partial.max() if self.reduction == "max" else partial.min()
                     if np.isnan(partial).any():
                         r = np.nan
             out = np.asarray(r).astype(self.dtype)
@@ -293,7 +273,8 @@ class FusedKernel:
             with self._lock:
                 module = self._modules.get(scalar)
                 if module is None:
-                    module = self._modules[scalar] = load_source(self.source(scalar))
+                    module = self._modules[scalar] = load_source(
+                        self.source(scalar), "minitf_fused", "minitf_fused")
         return module
 
     def source(self, scalar):
@@ -305,12 +286,9 @@ def _body(program, scalar, indent):
     lines = []
     for j, is_scalar in enumerate(scalar):
         lines.append("%sx%d = %s" % (indent, j, "s%d" % j if is_scalar else "a%d[i]" % j))
-    for m, (op_type, refs) in enumerate(program):
+    for m, (op_type, template, refs) in enumerate(program):
         names = ["x%d" % r[1] if r[0] == "in" else "t%d" % r[1] for r in refs]
-        if op_type in UNARY:
-            expr = UNARY[op_type].format(x=names[0])
-        else:
-            expr = BINARY[op_type].format(x=names[0], y=names[1])
+        expr = template.format(x=names[0], y=names[1] if len(names) > 1 else None)
         lines.append("%st%d = %s    # %s" % (indent, m, expr, op_type))
     return lines, "t%d" % (len(program) - 1)
 
@@ -349,17 +327,17 @@ def generate_source(program, dtype, scalar, reduction):
                       "    for i in %s(n):" % loop] + body + \
                      ["        out[i] = %s" % last, ""]
     else:
-        acc_t = "float64" if reduction in ("Sum", "Mean") else nb
+        acc_t = "float64" if reduction in ("sum", "mean") else nb
         sig = "numba.void(numba.int64, numba.int64, numba.%s[::1], %s)" % (
             acc_t, ", ".join(arg_types))
-        init = {"Sum": "0.0", "Mean": "0.0", "Max": "-np.inf", "Min": "np.inf"}[reduction]
+        init = {"sum": "0.0", "mean": "0.0", "max": "-np.inf", "min": "np.inf"}[reduction]
         for name, loop, par in (("reduce_serial", "range", False),
                                 ("reduce_parallel", "prange", True)):
             body, last = _body(program, scalar, " " * 12)
-            if reduction in ("Sum", "Mean"):
+            if reduction in ("sum", "mean"):
                 combine = ["            acc += np.float64(%s)" % last]
             else:
-                cmp = ">" if reduction == "Max" else "<"
+                cmp = ">" if reduction == "max" else "<"
                 combine = ["            v = %s" % last,
                            "            if v %s acc or v != v:" % cmp,
                            "                acc = v",
@@ -374,29 +352,3 @@ def generate_source(program, dtype, scalar, reduction):
                       "        for i in range(lo, hi):"] + body + combine + \
                      ["        partial[c] = acc", ""]
     return "\n".join(lines) + "\n"
-
-
-_loaded = {}
-_load_lock = threading.Lock()
-
-
-def load_source(source):
-    """Write ``source`` to the cache directory (once) and import it."""
-    digest = hashlib.sha1(source.encode()).hexdigest()[:20]
-    name = "minitf_fused_%s" % digest
-    with _load_lock:
-        module = _loaded.get(name)
-        if module is not None:
-            return module
-        path = os.path.join(cache_dir(), name + ".py")
-        if not os.path.exists(path):
-            tmp = "%s.%d.tmp" % (path, os.getpid())
-            with open(tmp, "w") as f:
-                f.write(source)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        _loaded[name] = module
-        return module

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from minitf.kernels import is_device_array, registry
+
 #: Default budget of a virtual GPU (override with ``MINITF_VIRTUAL_GPU_MEMORY``
 #: in bytes, or per session with ``gpu_options.virtual_memory_limit_mb``).
 VIRTUAL_GPU_MEMORY = 2 << 30
@@ -123,11 +125,6 @@ def virtual_gpu_memory(config=None):
 
 
 # -- where the bytes of a tensor live -----------------------------------------------------------
-def is_device_array(value):
-    """True for a numba CUDA device array (real GPU, or the simulator's fake one)."""
-    return hasattr(value, "copy_to_host") and not isinstance(value, np.ndarray)
-
-
 def to_host(value):
     """A host (numpy) copy of ``value``. Device arrays are copied back over the bus;
     a virtual GPU's array is copied in host memory, so the two buffers are as
@@ -140,10 +137,5 @@ def to_host(value):
 def to_device(value, device):
     """``value`` (a numpy array) copied into ``device``'s memory."""
     if device.virtual:
-        out = np.array(value, copy=True)
-        return out
-    from numba import cuda
-    if value.dtype == np.dtype(object):
-        return value
-    with cuda.gpus[device.physical_index]:
-        return cuda.to_device(np.ascontiguousarray(value))
+        return np.array(value, copy=True)
+    return registry.backend("cuda").to_device(value, device)

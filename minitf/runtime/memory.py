@@ -25,9 +25,23 @@ stays usable.
 import threading
 import weakref
 
+import numpy as np
+
 from minitf.framework import errors
 
 _ALIGN = 256  # bytes; allocations are rounded up like a real GPU allocator's
+
+
+def buffer_key(value):
+    """One key per underlying buffer (views of one array share it)."""
+    data = getattr(value, "gpu_data", None)
+    if data is not None:
+        return ("dev", id(data))
+    base = value
+    while isinstance(base, np.ndarray) and base.base is not None and \
+            isinstance(base.base, np.ndarray):
+        base = base.base
+    return ("np", id(base))
 
 
 def _aligned(nbytes):
@@ -158,11 +172,13 @@ class GPUAllocator:
         if old is None:
             weakref.finalize(resource, self._forget_variable, rid)
 
-    def alias_variable(self, resource, buffer_key):
-        """Reads of a variable hand out views of its buffer: mark the buffer as
+    def alias_variable(self, resource, buffer):
+        """Reads of a variable hand out views of its ``buffer``: mark the buffer as
         already charged (to the variable) so those views are not charged again."""
+        if buffer is None:
+            return
         with self._lock:
-            self._aliases[id(resource)] = buffer_key
+            self._aliases[id(resource)] = buffer_key(buffer)
 
     def is_variable_buffer(self, buffer_key):
         return buffer_key in self._aliases.values()

@@ -26,7 +26,6 @@ import sys
 from minitf.framework import errors
 from minitf.framework.device_spec import DeviceSpec
 from minitf.kernels import registry
-from minitf.ops.op_def import get_op_def
 from minitf.runtime.devices import describe, priority
 
 
@@ -99,7 +98,7 @@ class Placer:
                 if other is not None:
                     uf.union(op, other)
                     members.add(other)
-            for slot in get_op_def(op.type).ref_inputs:
+            for slot in op.op_def.ref_inputs:
                 if slot < len(op._inputs):
                     producer = op._inputs[slot].op
                     uf.union(op, producer)
@@ -180,10 +179,9 @@ class Placer:
             # Name the dtypes each device type's kernel takes: "GPU" alone would
             # read as if the GPU could run this op's dtype too.
             kernels = []
-            for t in registry.registered_device_types(bad.type):
-                dtypes = registry.find(bad.type, t).dtypes
+            for t, dtypes in registry.registered_dtypes(bad.type).items():
                 kernels.append("device='%s' (%s)" % (
-                    t, "dtype in [%s]" % ", ".join(sorted(dtypes)) if dtypes else "any dtype"))
+                    t, "dtype in [%s]" % ", ".join(dtypes) if dtypes else "any dtype"))
             message = ("Cannot assign a device for operation %s: Could not satisfy explicit "
                        "device specification '%s' because no supported kernel for %s devices "
                        "is available.\nRegistered kernels for %s: %s; this op needs "

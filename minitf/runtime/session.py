@@ -5,67 +5,24 @@
 1. flatten ``fetches`` (a tensor, an op, a name, or lists/tuples/dicts/
    namedtuples of them) into a list of unique tensors and target ops;
 2. check and convert every fed value (dtype, static shape, feedability);
-3. hand both to the session's *runtime*: a :class:`LocalRuntime` for
-   ``Session()``, or a remote master for ``Session("grpc://host:port")``;
+3. hand both to the session's *runtime*, which the session factory picked by
+   the target (runtimes.py): a :class:`~minitf.runtime.local_runtime.LocalRuntime`
+   for ``Session()``, a remote master's client
+   (:class:`~minitf.distributed.client.RemoteRuntime`) for
+   ``Session("grpc://host:port")``;
 4. rebuild the fetched values into the shape of ``fetches``.
-
-A :class:`LocalRuntime` is the engine of one local session (TF's
-DirectSession): its own devices and resource managers, so two local sessions
-never share a variable; a placer; and a cache of plans, one per distinct
-(fetches, feeds) signature, so a repeated ``run`` skips pruning, placement
-and kernel lookup entirely.
 """
 
 import collections
-import concurrent.futures
-import itertools
-import os
-import threading
-import time
 import warnings
 
 import numpy as np
 
-from minitf.framework import errors
-from minitf.framework.device_spec import DeviceSpec
+from minitf.framework.default_session import SESSIONS, get_default_session  # noqa: F401
+from minitf.framework.dtypes import to_string_array
 from minitf.framework.graph import Operation, Tensor, get_default_graph
-from minitf.runtime.config import ConfigProto, RunOptions
-from minitf.runtime.devices import local_devices
-from minitf.runtime.executor import Plan, StepState, Trace
-from minitf.runtime.placer import Placer
-from minitf.runtime.resource_manager import ResourceManager
-
-_step_ids = itertools.count(1)
-
-
-# -- the default session -------------------------------------------------------------------
-_session_local = threading.local()
-
-
-def _session_stack():
-    stack = getattr(_session_local, "stack", None)
-    if stack is None:
-        stack = _session_local.stack = []
-    return stack
-
-
-def get_default_session():
-    stack = _session_stack()
-    return stack[-1] if stack else None
-
-
-def _session_for(session, graph):
-    """The session ``Tensor.eval`` / ``Operation.run`` should use."""
-    if session is None:
-        session = get_default_session()
-        if session is None:
-            raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
-                             "registered. Use `with sess.as_default()` or pass an explicit "
-                             "session to `eval(session=sess)`")
-    if session.graph is not graph:
-        raise ValueError("Cannot use the given session to evaluate tensor: the tensor's "
-                         "graph is different from the session's graph.")
-    return session
+from minitf.runtime import local_runtime, runtimes  # noqa: F401  (the local factory)
+from minitf.runtime.config import ConfigProto, RunOptions, check_supported
 
 
 # -- fetches -----------------------------------------------------------------------------------
@@ -169,8 +126,7 @@ def _convert_feed(graph, key, value):
                             "type %s. Try explicitly setting the type of the feed tensor to a "
                             "larger type (e.g. int64)." % (value, type(value), dtype.np_dtype.type))
     if dtype.name == "string":
-        from minitf.ops.core import _to_bytes_array
-        array = _to_bytes_array(value)
+        array = to_string_array(value)
     else:
         array = np.asarray(value, dtype=dtype.np_dtype)
     if not tensor.shape.is_compatible_with(array.shape):
@@ -179,97 +135,6 @@ def _convert_feed(graph, key, value):
     if not graph.is_feedable(tensor):
         raise ValueError("Tensor %s may not be fed." % tensor.name)
     return tensor, array
-
-
-# -- the local engine -----------------------------------------------------------------------------
-class LocalRuntime:
-    """Devices, state, placer and plans of one local session."""
-
-    def __init__(self, graph, config):
-        self.graph = graph
-        self.config = config
-        self.devices = local_devices(config)
-        self.session_state = {}
-        self.contexts = {d.name: (ResourceManager(d.name), self.session_state)
-                         for d in self.devices}
-        self.placer = Placer(self.devices, DeviceSpec("localhost", 0, 0),
-                             allow_soft_placement=config.allow_soft_placement,
-                             log_device_placement=config.log_device_placement)
-        self._plans = {}
-        self._lock = threading.Lock()
-        self._pools = None
-        self._running = set()  # StepStates of the steps in flight
-
-    def _get_pools(self):
-        if self._pools is None:
-            with self._lock:
-                if self._pools is None:
-                    width = self.config.inter_op_parallelism_threads or max(
-                        2, os.cpu_count() or 2)
-                    self._pools = (
-                        concurrent.futures.ThreadPoolExecutor(width, "minitf-inter-op"),
-                        concurrent.futures.ThreadPoolExecutor(64, "minitf-blocking"))
-        return self._pools
-
-    def plan(self, fetches, targets, feeds):
-        key = (tuple(fetches), tuple(targets), tuple(feeds))
-        plan = self._plans.get(key)
-        if plan is None:
-            with self._lock:
-                plan = self._plans.get(key)
-                if plan is None:
-                    plan = Plan(self.graph, fetches, targets, feeds, self.placer,
-                                self.contexts, self._get_pools,
-                                fuse=self.config.graph_options.fuse_elementwise)
-                    self._plans[key] = plan
-        return plan
-
-    def run(self, fetches, targets, feeds, feed_values, options, run_metadata):
-        plan = self.plan(fetches, targets, feeds)
-        timeout_ms = (options.timeout_in_ms if options is not None else 0) or \
-            self.config.operation_timeout_in_ms
-        deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None
-        step = StepState(deadline, next(_step_ids))
-        trace = Trace() if (options is not None and options.trace_level > 0
-                            and run_metadata is not None) else None
-        self._running.add(step)
-        try:
-            values = plan.run(feed_values, step, trace)
-        except KeyboardInterrupt:
-            step.cancelled.set()
-            raise
-        finally:
-            self._running.discard(step)
-        if run_metadata is not None:
-            run_metadata.placement = dict(plan.placement)
-            run_metadata.soft_placed = sorted(op.name for op in self.placer.soft_moved
-                                              if op.name in plan.placement)
-            if trace is not None:
-                run_metadata.step_stats.dev_stats = trace.device_stats()
-                run_metadata.step_stats.transfers = list(trace.transfers)
-                run_metadata.step_stats.memory = list(trace.memory)
-        return values
-
-    def list_devices(self):
-        return list(self.devices)
-
-    def cancel_running_steps(self):
-        """Cancel every step in flight (their blocked ops fail with
-        CancelledError); used when a MonitoredSession shuts down."""
-        for step in list(self._running):
-            step.cancelled.set()
-
-    def resource_managers(self):
-        return {name: rm for name, (rm, _) in self.contexts.items()}
-
-    def close(self):
-        for d in self.devices:
-            if d.allocator is not None:
-                d.allocator.close()      # give the GPU memory back to the card
-        if self._pools is not None:
-            for pool in self._pools:
-                pool.shutdown(wait=False, cancel_futures=True)
-            self._pools = None
 
 
 class _DeviceAttributes:
@@ -302,16 +167,13 @@ class BaseSession:
             target = ""
         if not isinstance(target, str):
             raise TypeError("target must be a string, but got %s" % type(target))
+        check_supported(config, remote=bool(target))
         self._graph = graph
         self._config = config
         self._target = target
         self._closed = False
         self._default_contexts = []
-        if target:
-            from minitf.distributed.client import connect_runtime
-            self._runtime = connect_runtime(target, graph, config)
-        else:
-            self._runtime = LocalRuntime(graph, config)
+        self._runtime = runtimes.connect(target, graph, config)
 
     graph = property(lambda self: self._graph)
     sess_str = property(lambda self: self._target)
@@ -400,12 +262,7 @@ class BaseSession:
     def reset(target, containers=None, config=None):
         """Clear resource containers (all if ``containers`` is None) on every
         task of the cluster behind ``target``; open sessions lose that state."""
-        if not target:
-            raise errors.InvalidArgumentError(
-                None, None, "Session.reset needs the target of a server "
-                "(e.g. server.target); a local session keeps no shared state.")
-        from minitf.distributed.client import reset_target
-        reset_target(target, containers, config)
+        runtimes.reset(target or "", containers, config)
 
 
 class _DefaultSession:
@@ -414,7 +271,7 @@ class _DefaultSession:
         self._graph_ctx = session.graph.as_default() if with_graph else None
 
     def __enter__(self):
-        _session_stack().append(self._session)
+        SESSIONS.push(self._session)
         if self._graph_ctx is not None:
             self._graph_ctx.__enter__()
         return self._session
@@ -422,9 +279,7 @@ class _DefaultSession:
     def __exit__(self, *exc):
         if self._graph_ctx is not None:
             self._graph_ctx.__exit__(*exc)
-        stack = _session_stack()
-        if stack and stack[-1] is self._session:
-            stack.pop()
+        SESSIONS.pop(self._session)
         return False
 
 

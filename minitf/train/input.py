@@ -27,9 +27,9 @@ different lengths are zero-padded to the longest in their batch.
 from minitf.framework import dtypes as _dtypes
 from minitf.framework.graph import GraphKeys, Tensor, get_default_graph
 from minitf.framework.tensor_shape import TensorShape, as_shape
-from minitf.ops import array_ops, data_flow_ops, io_ops
+from minitf.ops import array_ops, data_flow_ops, random_ops, variables
 from minitf.ops.core import constant, convert_to_tensor, name_scope
-from minitf.ops.variables import Variable
+
 from minitf.train.queue_runner import QueueRunner, add_queue_runner
 
 
@@ -43,9 +43,9 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         raise ValueError("num_epochs must be > 0 not %d." % num_epochs)
     with name_scope(name, "limit_epochs", [tensor]) as scope:
         zero64 = constant(0, dtype=_dtypes.int64)
-        epochs = Variable(zero64, name="epochs", trainable=False,
+        epochs = variables.Variable(zero64, name="epochs", trainable=False,
                           collections=[GraphKeys.LOCAL_VARIABLES])
-        counter = io_ops.count_up_to(epochs, num_epochs)
+        counter = variables.count_up_to(epochs, num_epochs)
         with get_default_graph().control_dependencies([counter]):
             return array_ops.identity(tensor, name=scope[:-1])
 
@@ -63,7 +63,7 @@ def input_producer(input_tensor, element_shape=None, num_epochs=None, shuffle=Tr
             raise ValueError("Either `input_tensor` must have a fully defined shape or "
                              "`element_shape` must be specified")
         if shuffle:
-            input_tensor = io_ops.random_shuffle(input_tensor, seed=seed)
+            input_tensor = random_ops.random_shuffle(input_tensor, seed=seed)
         input_tensor = limit_epochs(input_tensor, num_epochs)
         q = data_flow_ops.FIFOQueue(capacity=capacity,
                                     dtypes=[input_tensor.dtype.base_dtype],
@@ -90,7 +90,7 @@ def range_input_producer(limit, num_epochs=None, shuffle=True, seed=None, capaci
                          shared_name=None, name=None):
     """A queue of the integers ``0 .. limit-1`` (int32)."""
     with name_scope(name, "input_producer", [limit]) as scope:
-        range_tensor = io_ops.range_(limit)
+        range_tensor = array_ops.range_(limit)
         return input_producer(range_tensor, [], num_epochs, shuffle, seed, capacity,
                               shared_name, "fraction_of_%d_full" % capacity, scope)
 
@@ -110,7 +110,7 @@ def slice_input_producer(tensor_list, num_epochs=None, shuffle=True, seed=None, 
         queue = range_input_producer(range_size, num_epochs=num_epochs, shuffle=shuffle,
                                      seed=seed, capacity=capacity, shared_name=shared_name)
         index = queue.dequeue()
-        return [io_ops.gather(t, index) for t in tensor_list]
+        return [array_ops.gather(t, index) for t in tensor_list]
 
 
 # -- batching -------------------------------------------------------------------------------

@@ -1,6 +1,14 @@
 """Run every CUDA kernel against the numpy reference (run by test_cuda_parity.py
 under NUMBA_ENABLE_CUDASIM=1, or by tests/benchmarks/gpu_check.py on a real GPU).
 
+The cases come from the op table: every row whose kernel computes with a
+backend and which declares GPU dtypes is run on each of its examples
+(``minitf/kernels/examples.py``), for every GPU dtype it declares, through its
+own kernel with the CUDA backend and with the reference. Under the simulator,
+examples larger than the simulator's limit are left out (every GPU thread is a
+Python thread); on a real GPU every example runs. Then special values,
+broadcasting pairs, the optimizers' updates and TF's error messages.
+
 Prints one ``FAIL ...`` line per mismatch and ``DONE <count>`` at the end."""
 
 import sys
@@ -8,21 +16,25 @@ import warnings
 
 import ml_dtypes
 import numpy as np
+from numba import config
 
+from minitf.framework import dtypes
 from minitf.framework.errors import InvalidArgumentError
+from minitf.framework.op_def import lookup
 from minitf.kernels import cuda as K
+from minitf.kernels import examples
 from minitf.kernels import reference as ref
+from minitf.kernels.registry import SIMULATOR_MAX_ELEMENTS
 
 warnings.simplefilter("ignore")
-DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16),
-          np.dtype(ml_dtypes.bfloat16)]
 TOL = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12,
        np.dtype(np.float16): 2e-3, np.dtype(ml_dtypes.bfloat16): 1.6e-2}
 checked = 0
 failures = []
+covered = set()      # the rows whose examples ran on CUDA
 
 
-def check(name, got, want, dtype):
+def check(name, got, want, dtype, atol_scale=1):
     global checked
     checked += 1
     got = np.asarray(K.to_host(got))
@@ -32,137 +44,96 @@ def check(name, got, want, dtype):
         if want.dtype == np.bool_ or want.dtype.kind in "iu":
             np.testing.assert_array_equal(got, want)
         else:
+            tol = TOL[np.dtype(dtype)]
             np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
-                                       rtol=TOL[dtype], atol=TOL[dtype])
+                                       rtol=tol, atol=tol * atol_scale)
     except AssertionError as e:
         failures.append("FAIL %s %s: %s" % (name, dtype, str(e).strip().splitlines()[-1:]))
 
 
-def values(rng, shape, dtype, positive=False):
-    x = rng.uniform(0.1 if positive else -3, 3, shape)
-    return x.astype(dtype)
-
-
-def main():
-    rng = np.random.default_rng(0)
-    for dtype in DTYPES:
-        out_dtype = dtype if dtype in (np.float32, np.float64) else np.dtype(np.float32)
-        for op in K.UNARY_OPS:
-            x = values(rng, (3, 4), dtype, positive=op in ("Sqrt", "Rsqrt", "Log"))
-            check(op, K.unary(op, x), ref.unary(op, x.astype(out_dtype)), dtype)
-        special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 2.5, -2.5, 1e30], dtype)
-        for op in K.UNARY_OPS:
-            check(op + "/special", K.unary(op, special),
-                  ref.unary(op, special.astype(out_dtype)), dtype)
-        for op in K.BINARY_OPS:
-            for xs, ys in (((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 4)), ((), (5,))):
-                x = values(rng, xs, dtype, positive=op == "Pow")
-                y = values(rng, ys, dtype, positive=op in ("Pow",))
-                check("%s%s%s" % (op, xs, ys), K.binary(op, x, y),
-                      ref.binary(op, x.astype(out_dtype), y.astype(out_dtype)), dtype)
-        native = dtype in (np.float32, np.float64)
-        # (reductions are the slowest kernels to simulate: fewer cases for the
-        # half types, which are widened to float32 before the same kernel runs)
-        for op in K.REDUCE_OPS if native else ("Sum", "Max"):
-            x = values(rng, (2, 3, 4), dtype)
-            for axes, keep in (((1,), False), ((0, 2), True), ((0, 1, 2), False)):
-                check("%s%s" % (op, axes), K.reduce(op, x, axes, keep),
-                      ref.reduce(op, x.astype(out_dtype), axes, keep), dtype)
-            if not native:
+def table_cases():
+    """Every GPU row's examples, run through its kernel on CUDA and on the reference."""
+    rows = examples.rows_with_examples("GPU")
+    assert rows, "no row of the op table declares a GPU kernel"
+    for row in rows:
+        for case in examples.cases(row, "GPU"):
+            if config.ENABLE_CUDASIM and any(getattr(x, "size", 0) > SIMULATOR_MAX_ELEMENTS
+                                             for x in case.inputs):
                 continue
-            big = values(rng, (2100,), dtype)            # several blocks per output
-            check(op + "/big", K.reduce(op, big, (0,), False),
-                  ref.reduce(op, big.astype(out_dtype), (0,), False), dtype)
-            empty = np.zeros((2, 0), dtype)
-            check(op + "/empty", K.reduce(op, empty, (1,), False),
-                  ref.reduce(op, empty.astype(out_dtype), (1,), False), dtype)
-        nan = np.array([[1.0, np.nan, 3.0], [1.0, 2.0, 3.0]], dtype)
-        for op in ("Max", "Min", "Sum") if native else ():
-            check(op + "/nan", K.reduce(op, nan, (1,), False),
-                  ref.reduce(op, nan.astype(out_dtype), (1,), False), dtype)
-        for find_max, fn in ((True, ref.argmax), (False, ref.argmin)):
-            x = values(rng, (3, 4, 5), dtype)
-            for axis in (0, 1, 2):
-                check("Arg%s" % axis, K.arg_reduce(find_max, x, axis, np.int64),
-                      fn(x.astype(out_dtype), axis, np.int64), dtype)
-        for (sa, sb, ta, tb) in (((5, 7), (7, 3), False, False), ((7, 5), (7, 3), True, False),
-                                 ((5, 7), (3, 7), False, True), ((2, 5, 7), (7, 3), False, False),
-                                 ((2, 1, 5, 7), (3, 7, 2), False, False),
-                                 ((33, 17), (17, 20), False, False)):
-            a, b = values(rng, sa, dtype), values(rng, sb, dtype)
-            check("MatMul%s%s" % (sa, sb), K.matmul(a, b, ta, tb),
-                  ref.matmul(a.astype(out_dtype), b.astype(out_dtype), ta, tb), dtype)
-        x = values(rng, (4, 6), dtype)
-        check("Softmax", K.softmax(x), ref.softmax(x.astype(out_dtype)), dtype)
-        check("LogSoftmax", K.log_softmax(x), ref.log_softmax(x.astype(out_dtype)), dtype)
-        labels = ref.softmax(values(rng, (4, 6), np.float64)).astype(dtype)
-        loss, bp = K.softmax_xent(x, labels)
-        rl, rb = ref.softmax_xent(x.astype(out_dtype), labels.astype(out_dtype))
-        check("Xent/loss", loss, rl, dtype)
-        check("Xent/backprop", bp, rb, dtype)
-        sparse = np.array([0, 5, 2, 3])
-        loss, bp = K.sparse_softmax_xent(x, sparse)
-        rl, rb = ref.sparse_softmax_xent(x.astype(out_dtype), sparse)
-        check("SparseXent/loss", loss, rl, dtype)
-        check("SparseXent/backprop", bp, rb, dtype)
-        xs = [values(rng, (3, 2), dtype) for _ in range(3)]
-        check("AddN", K.add_n(xs), ref.add_n([v.astype(out_dtype) for v in xs]), dtype)
-        c = rng.random((3, 2)) > 0.5
-        check("Select", K.select(c, xs[0], xs[1]),
-              ref.select(c, xs[0].astype(out_dtype), xs[1].astype(out_dtype)), dtype)
-        optimizers(rng, dtype, out_dtype)
-    errors()
-    for line in failures:
-        print(line)
-    print("DONE %d" % checked)
-    return 1 if failures else 0
+            want = examples.run(case, ref)
+            got = examples.run(case, K)
+            covered.add(row.name)
+            k = max([x.shape[-1] for x in case.inputs if getattr(x, "ndim", 0) >= 1] + [1])
+            for i, (g, w) in enumerate(zip(got, want)):
+                check("%s/%d" % (case.label, i), g, np.asarray(w).astype(
+                    np.asarray(w).dtype), case.dtype, atol_scale=25 * k)
 
 
-def optimizers(rng, dtype, out_dtype):
+def special_values():
+    """NaN, infinities, signed zeros and halves through every GPU elementwise row."""
+    for row in examples.rows_with_examples("GPU"):
+        ew = row.elementwise
+        if ew is None:
+            continue
+        for name in ("float32", "float64"):
+            if name not in row.devices["GPU"]:
+                continue
+            x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 2.5, -2.5, 1e30], name)
+            if len(ew.domain) == 1:
+                check(row.name + "/special", K.unary(row, x), ref.unary(row, x), name)
+            else:
+                for xs, ys in (((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 4)),
+                               ((), (5,))):
+                    (xlo, xhi), (ylo, yhi) = ew.domain
+                    a = (xlo + (np.arange(int(np.prod(xs))) * 0.61) % (xhi - xlo)
+                         ).reshape(xs).astype(name)
+                    b = (ylo + (np.arange(int(np.prod(ys))) * 0.37 + 0.1) % (yhi - ylo)
+                         ).reshape(ys).astype(name)
+                    check("%s%s%s" % (row.name, xs, ys), K.binary(row, a, b),
+                          ref.binary(row, a, b), name)
+
+
+def optimizers():
     from numba import cuda
-    g = values(rng, (5,), out_dtype)
-    var = values(rng, (5,), out_dtype)
-    acc = values(rng, (5,), out_dtype, positive=True)
+    rng = np.random.default_rng(0)
+    for name in ("float32", "float64"):
+        def values(positive=False):
+            return rng.uniform(0.1 if positive else -3, 3, (5,)).astype(name)
 
-    def dev(x):
-        return cuda.to_device(x.copy())
-    d = dev(var)
-    K.apply_gradient_descent(d, 0.1, g)
-    check("ApplyGradientDescent", d, var - 0.1 * g, dtype)
-    for nesterov in (False, True):
-        d, a = dev(var), dev(acc)
-        K.apply_momentum(d, a, 0.1, g, 0.9, nesterov)
-        a_new = acc * 0.9 + g
-        want = var - (g * 0.1 + a_new * 0.9 * 0.1 if nesterov else 0.1 * a_new)
-        check("ApplyMomentum", d, want, dtype)
-        check("ApplyMomentum/accum", a, a_new, dtype)
-    m, v = values(rng, (5,), out_dtype), values(rng, (5,), out_dtype, positive=True)
-    d, dm, dv = dev(var), dev(m), dev(v)
-    K.apply_adam(d, dm, dv, 0.9 ** 3, 0.999 ** 3, 0.01, 0.9, 0.999, 1e-7, g)
-    lr_t = 0.01 * np.sqrt(1 - 0.999 ** 3) / (1 - 0.9 ** 3)
-    m2 = m + (g - m) * 0.1
-    v2 = v + (g * g - v) * (1 - 0.999)
-    check("ApplyAdam", d, var - lr_t * m2 / (np.sqrt(v2) + 1e-7), dtype)
-    d, a = dev(var), dev(acc)
-    K.apply_adagrad(d, a, 0.1, g)
-    check("ApplyAdagrad", d, var - 0.1 * g / np.sqrt(acc + g * g), dtype)
-    ms, mom = values(rng, (5,), out_dtype, positive=True), values(rng, (5,), out_dtype)
-    d, dms, dmom = dev(var), dev(ms), dev(mom)
-    K.apply_rms_prop(d, dms, dmom, 0.01, 0.9, 0.5, 1e-7, g)
-    ms2 = ms + (g * g - ms) * 0.1
-    mom2 = mom * 0.5 + 0.01 * g / np.sqrt(ms2 + 1e-7)
-    check("ApplyRMSProp", d, var - mom2, dtype)
+        g, var, acc = values(), values(), values(True)
+
+        def dev(x):
+            return cuda.to_device(x.copy())
+
+        def against_reference(update, *arrays_and_scalars, n_buffers, **kw):
+            got = [dev(a) for a in arrays_and_scalars[:n_buffers]]
+            want = [a.copy() for a in arrays_and_scalars[:n_buffers]]
+            getattr(K, update)(*got, *arrays_and_scalars[n_buffers:], **kw)
+            getattr(ref, update)(*want, *arrays_and_scalars[n_buffers:], **kw)
+            for i, (gb, wb) in enumerate(zip(got, want)):
+                check("%s/%d" % (update, i), gb, wb, name)
+
+        against_reference("apply_gradient_descent", var, 0.1, g, n_buffers=1)
+        for nesterov in (False, True):
+            against_reference("apply_momentum", var, acc, 0.1, g, 0.9, n_buffers=2,
+                              use_nesterov=nesterov)
+        against_reference("apply_adam", var, values(), values(True), 0.9 ** 3, 0.999 ** 3,
+                          0.01, 0.9, 0.999, 1e-7, g, n_buffers=3)
+        against_reference("apply_adagrad", var, acc, 0.1, g, n_buffers=2)
+        against_reference("apply_rms_prop", var, values(True), values(), 0.01, 0.9, 0.5,
+                          1e-7, g, n_buffers=3)
 
 
 def errors():
     global checked
+    add = lookup("AddV2")
     cases = [
-        (lambda: K.binary("AddV2", np.ones((2, 3), np.float32), np.ones((4,), np.float32)),
+        (lambda: K.binary(add, np.ones((2, 3), np.float32), np.ones((4,), np.float32)),
          "Incompatible shapes: [2,3] vs. [4]"),
-        (lambda: K.matmul(np.ones((2, 3)), np.ones((4, 2))),
-         "Matrix size-incompatible: In[0]: [2,3], In[1]: [4,2]"),
         (lambda: K.sparse_softmax_xent(np.ones((2, 3)), np.array([0, 3])),
          "Received a label value of 3 which is outside the valid range of [0, 3)."),
+        (lambda: K.argmax(np.ones((2, 0), np.float32), 1, np.int64),
+         "Reduction axis 1 is empty in shape [2,0]"),
     ]
     for fn, text in cases:
         checked += 1
@@ -172,6 +143,18 @@ def errors():
         except InvalidArgumentError as e:
             if not e.message.startswith(text):
                 failures.append("FAIL message %r, wanted %r" % (e.message, text))
+
+
+def main():
+    table_cases()
+    special_values()
+    optimizers()
+    errors()
+    for line in failures:
+        print(line)
+    print("ROWS %s" % ",".join(sorted(covered)))
+    print("DONE %d" % checked)
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

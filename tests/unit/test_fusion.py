@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 import minitf.compat.v1 as tf
+from minitf.kernels import generated
+from minitf.ops import math_ops, nn_ops
 from minitf.runtime import fusion
 
 OFF = tf.ConfigProto(graph_options=tf.GraphOptions(fuse_elementwise=False))
@@ -88,7 +90,8 @@ def test_transcendental_chain_fuses_and_matches_unfused(dtype):
     want = np.sum(1 / (1 + np.exp(-np.tanh(a) * np.exp(b))) + np.log(np.abs(a) + 0.5))
     np.testing.assert_allclose(fused, plain, rtol=1e-6)
     np.testing.assert_allclose(fused, want, rtol=1e-5)
-    source = fusion.generate_source([("Exp", [("in", 0)])], dtype.name, [False], None)
+    source = fusion.generate_source([("Exp", math_ops.EXP.elementwise.fusion, [("in", 0)])],
+                                    dtype.name, [False], None)
     suffix = "f32" if dtype == tf.float32 else "f64"
     assert "exp_%s as exp_" % suffix in source and "t0 = exp_(x0)" in source
 
@@ -125,14 +128,16 @@ def test_fetched_intermediate_is_not_fused_away():
 
 def test_generated_source_is_a_cached_module_file():
     _, nodes = run(chain_graph(), [np.ones((2, 5), np.float32), np.ones((2, 5), np.float32)])
-    files = [f for f in os.listdir(fusion.cache_dir()) if f.startswith("minitf_fused_")
-             and f.endswith(".py")]
+    files = [f for f in os.listdir(generated.cache_dir("minitf_fused"))
+             if f.startswith("minitf_fused_") and f.endswith(".py")]
     assert files
-    source = fusion.generate_source((("Mul", (("in", 0), ("in", 1))), ("Relu", (("t", 0),))),
-                                    "float32", (False, True), "Sum")
+    source = fusion.generate_source(
+        (("Mul", math_ops.MUL.elementwise.fusion, (("in", 0), ("in", 1))),
+         ("Relu", nn_ops.RELU.elementwise.fusion, (("t", 0),))),
+        "float32", (False, True), "sum")
     assert "def reduce_parallel(n, chunks, partial, a0, s1):" in source
     assert "cache=True" in source and "prange(chunks)" in source
-    module = fusion.load_source(source)
+    module = generated.load_source(source, "minitf_fused", "minitf_fused")
     partial = np.empty(1)
     x = np.array([-1.0, 2.0, 3.0], np.float32)
     x.flags.writeable = False
@@ -159,8 +164,8 @@ def test_next_process_loads_the_fused_kernel_from_cache(tmp_path):
             y = tf.reduce_sum(tf.nn.relu(a * 3.0 - 1.0) + b)
             with tf.Session() as s:
                 print(s.run(y, {a: np.ones(4, np.float32), b: np.ones(4, np.float32)}))
-        from minitf.runtime import fusion
-        mods = list(fusion._loaded.values())
+        from minitf.kernels import generated
+        mods = [m for n, m in generated._loaded.items() if n.startswith("minitf_fused")]
         print(sum(len(f.stats.cache_hits) for m in mods
                   for f in (m.reduce_serial, m.reduce_parallel)))
     """)

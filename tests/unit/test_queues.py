@@ -1,4 +1,4 @@
-"""Queue blocking semantics (minitf/runtime/queues.py): order, capacity,
+"""Queue blocking semantics (minitf/ops/queues.py): order, capacity,
 close, timeouts and cancellation, each checked by values and errors."""
 import threading
 import time
@@ -8,7 +8,7 @@ import pytest
 
 import minitf.compat.v1 as tf
 from minitf.framework import errors
-from minitf.runtime import queues
+from minitf.ops import queues
 from minitf.runtime.executor import StepState
 
 

@@ -276,13 +276,13 @@ def test_repeated_run_reuses_the_plan_and_does_not_replace():
         y = x * 3.0
         z = y + 1.0
         with tf.Session() as sess:
-            plans = sess._runtime._plans
+            plans = sess._runtime.plans
             assert sess.run(y, {x: 1.0}) == 3.0
             assert len(plans) == 1
-            plan = next(iter(plans.values()))
+            plan = plans.values()[0]
             placed = dict(sess._runtime.placer.assigned)
             assert sess.run(y, {x: 2.0}) == 6.0
-            assert len(plans) == 1 and next(iter(plans.values())) is plan
+            assert len(plans) == 1 and plans.values()[0] is plan
             assert sess._runtime.placer.assigned == placed
             assert sess.run(z, {x: 1.0}) == 4.0      # another signature: a new plan
             assert len(plans) == 2

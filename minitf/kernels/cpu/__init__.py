@@ -6,12 +6,15 @@ expect, picks the serial or the parallel variant, and hands back a numpy array
 of the right dtype (a 0-d array for 0-d inputs, never a Python scalar). The
 loop nests themselves live in one module per family:
 
-* :mod:`.elementwise` -- one scalar function per op, made into ufuncs;
-* :mod:`.vector_math` -- Exp/Log/Tanh/Sigmoid from arithmetic the compiler
+* an elementwise op's scalar function is part of its row in the op table
+  (``minitf/ops/math_ops.py``); :func:`unary`/:func:`binary` make it a ufunc;
+* :mod:`.elementwise` -- the scalar functions of ``select`` and ``add_n``;
+* :mod:`.vector_math` -- exp/log/tanh/sigmoid from arithmetic the compiler
   vectorizes, and the array loop that applies them;
 * :mod:`.reductions`  -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
+* :mod:`.optimizers`  -- the Apply* updates of the optimizers, in place;
 * :mod:`.compile`     -- lazy, cached compilation and the parallel switch.
 
 Nothing is compiled when this module is imported: the first call for a given
@@ -38,13 +41,17 @@ import numpy as np
 from minitf.framework.errors import InvalidArgumentError
 from minitf.kernels.cpu import (elementwise, matmul as _matmul, nn as _nn,
                                 reductions as _reduce, vector_math)
-from minitf.kernels.cpu.blas_threads import use_threads_for
+from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
+                                           apply_gradient_descent, apply_momentum,
+                                           apply_rms_prop)
+from minitf.kernels.threads import use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
 __all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
            "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
-           "sparse_softmax_xent", "supports", "PARALLEL_MIN_SIZE"]
+           "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
+           "apply_adagrad", "apply_rms_prop", "apply_adam", "PARALLEL_MIN_SIZE"]
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
@@ -83,51 +90,32 @@ def _call(kernel, parallel, *args):
     return kernel(*args)
 
 
-def supports(op, np_dtype):
-    """Whether this module has a kernel for ``op`` on inputs of ``np_dtype``."""
-    dtype = np.dtype(np_dtype)
-    kind = _NATIVE_KIND.get(_compute_dtype(dtype))
-    if op in elementwise.UNARY_FUNCTIONS:
-        return kind in elementwise.UNARY_FUNCTIONS[op]
-    if op in elementwise.BINARY_FUNCTIONS:
-        return kind in elementwise.BINARY_FUNCTIONS[op]
-    if op in ("All", "Any"):
-        return kind == "b"
-    if op in ("Sum", "Mean", "Max", "Min", "Prod", "ArgMax", "ArgMin", "MatMul",
-              "BatchMatMulV2", "AddN"):
-        return kind in ("i", "f")
-    if op in ("Softmax", "LogSoftmax", "SoftmaxCrossEntropyWithLogits",
-              "SparseSoftmaxCrossEntropyWithLogits"):
-        return kind == "f"
-    if op in ("Cast", "Select", "SelectV2"):
-        return kind is not None
-    return False
-
-
 # ------------------------------------------------------------ elementwise ----
 
-class _Plan:
-    """What one (op, dtype) needs at call time, worked out on its first call."""
+class _Elementwise:
+    """What one elementwise (op row, dtype) needs at call time, worked out once.
 
-    __slots__ = ("fn", "signature", "compute", "out", "quiet", "int_checks", "serial",
-                 "vector_op")
+    ``fn`` is the row's scalar function for the dtype's kind; exp/log/tanh/
+    sigmoid (rows with ``vector_math``) always take vector_math's array kernel
+    for floats (one algorithm for every size); every other op is a numba ufunc.
+    """
 
-    def __init__(self, op, dtype, table, bool_out):
+    __slots__ = ("fn", "signature", "compute", "out", "quiet", "serial", "vector_op")
+
+    def __init__(self, row, dtype, arity):
+        ew = row.elementwise
         compute = _compute_dtype(dtype)
         kind = _NATIVE_KIND.get(compute)
-        self.fn = table[op].get(kind) if kind is not None else None
+        self.fn = ew.scalar.get(kind) if kind is not None else None
         if self.fn is None:
-            raise TypeError("minitf cpu kernel %s does not support dtype %s" % (op, dtype))
+            raise TypeError("minitf cpu kernel %s does not support dtype %s" % (row.name, dtype))
         t = _numba_type_name(compute)
-        args = ", ".join([t] * (1 if table is elementwise.UNARY_FUNCTIONS else 2))
-        self.signature = "%s(%s)" % ("boolean" if bool_out else t, args)
+        self.signature = "%s(%s)" % ("boolean" if ew.bool_output else t, ", ".join([t] * arity))
         self.compute = compute if compute is not dtype else None
-        self.out = _BOOL if bool_out else dtype
+        self.out = _BOOL if ew.bool_output else dtype
         self.quiet = kind == "f"          # float ops may hit inf/NaN: TF never warns
-        self.int_checks = kind == "i" and op in ("RealDiv", "FloorDiv", "FloorMod", "Pow")
-        self.vector_op = vector_math.OPS.get(op) if kind == "f" else None
-        # Exp/Log/Tanh/Sigmoid always take vector_math's array kernel (one
-        # algorithm for every size); every other op is a numba ufunc.
+        self.vector_op = vector_math.OPS[ew.vector_math] if (kind == "f" and ew.vector_math) \
+            else None
         self.serial = ufunc_kernel(self.fn, self.signature, False) if self.vector_op is None \
             else None
 
@@ -135,12 +123,19 @@ class _Plan:
         return ufunc_kernel(self.fn, self.signature, True) if parallel else self.serial
 
 
-_unary_plans = {}
-_binary_plans = {}
+_elementwise = {}
 
 
-def unary(op, x):
-    """``op`` applied to every element of ``x`` (same shape and dtype).
+def _elementwise_for(row, dtype, arity):
+    key = (row, dtype)
+    plan = _elementwise.get(key)
+    if plan is None:
+        plan = _elementwise[key] = _Elementwise(row, dtype, arity)
+    return plan
+
+
+def unary(row, x):
+    """The elementwise op ``row`` applied to every element of ``x`` (same shape).
 
     The serial ufunc loop is ``for i: out[i] = f(x[i])``; inputs of at least
     PARALLEL_MIN_SIZE contiguous elements split that loop over threads. Tiny
@@ -148,10 +143,7 @@ def unary(op, x):
     """
     if type(x) is not np.ndarray:
         x = np.asarray(x)
-    plan = _unary_plans.get((op, x.dtype))
-    if plan is None:
-        plan = _unary_plans[(op, x.dtype)] = _Plan(op, x.dtype, elementwise.UNARY_FUNCTIONS,
-                                                   False)
+    plan = _elementwise.get((row, x.dtype)) or _elementwise_for(row, x.dtype, 1)
     if plan.compute is not None:
         x = x.astype(plan.compute)
     if plan.vector_op is not None:
@@ -167,7 +159,7 @@ def unary(op, x):
 
 
 def _vector_map(plan, x):
-    """Exp/Log/Tanh/Sigmoid of a float array with :func:`.vector_math.map_kernel`.
+    """exp/log/tanh/sigmoid of a float array with :func:`.vector_math.map_kernel`.
 
     A numba ufunc calls the scalar function once per element through a strided
     loop that LLVM does not vectorize; this kernel's flat loop does 8 float32
@@ -185,33 +177,20 @@ def _vector_map(plan, x):
     return out if plan.compute is None else out.astype(plan.out)
 
 
-def _check_int_binary(op, y):
-    if op == "Pow":
-        if y.size and y.min() < 0:
-            raise InvalidArgumentError(
-                None, None, "Integers to negative integer powers are not allowed")
-    elif not y.all():
-        raise InvalidArgumentError(None, None, "Integer division by zero")
-
-
-def binary(op, x, y):
-    """``op(x, y)`` elementwise with numpy broadcasting.
+def binary(row, x, y):
+    """The elementwise op ``row`` of ``x`` and ``y``, with numpy broadcasting.
 
     Output dtype: the input dtype, or bool for comparisons and logical ops.
     Parallel when both operands are large, contiguous and of one shape (or one
     is a single element): numba's parallel ufunc pays a thread launch per inner
     loop, so a broadcast with a short inner loop runs serially (numpy's speed).
+    The row's kernel has already checked the arguments (division by zero...).
     """
     if type(x) is not np.ndarray:
         x = np.asarray(x)
     if type(y) is not np.ndarray:
         y = np.asarray(y)
-    plan = _binary_plans.get((op, x.dtype))
-    if plan is None:
-        plan = _binary_plans[(op, x.dtype)] = _Plan(
-            op, x.dtype, elementwise.BINARY_FUNCTIONS, op in elementwise.BOOL_OUTPUT)
-    if plan.int_checks:
-        _check_int_binary(op, y)
+    plan = _elementwise.get((row, x.dtype)) or _elementwise_for(row, x.dtype, 2)
     if plan.compute is not None:
         x = x.astype(plan.compute)
         y = y.astype(plan.compute)
@@ -250,6 +229,12 @@ def select(cond, x, y):
     return r.view(dtype) if work is not dtype else r
 
 
+def _sum_kernel(dtype, parallel):
+    """The ufunc ``x + y`` for AddN's accumulation (``elementwise.add``)."""
+    t = _numba_type_name(dtype)
+    return ufunc_kernel(elementwise.add, "%s(%s, %s)" % (t, t, t), parallel)
+
+
 def add_n(xs):
     """The elementwise sum of a list of same-shape arrays (TF's AddN).
 
@@ -260,13 +245,11 @@ def add_n(xs):
     if len(xs) == 1:
         return xs[0].copy()
     cdtype = _compute_dtype(dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu AddN does not support dtype %s" % dtype)
     xs = [x.astype(cdtype, copy=False) for x in xs]
-    plan = _binary_plans.get(("AddV2", dtype))
-    if plan is None:
-        plan = _binary_plans[("AddV2", dtype)] = _Plan(
-            "AddV2", dtype, elementwise.BINARY_FUNCTIONS, False)
     parallel = _is_big_contiguous(xs[0]) and all(x.flags.c_contiguous for x in xs)
-    kernel = plan.kernel(parallel)
+    kernel = _sum_kernel(cdtype, parallel)
     with np.errstate(all="ignore"):
         out = _as_array(_call(kernel, parallel, xs[0], xs[1]), cdtype)
         for x in xs[2:]:
@@ -291,9 +274,6 @@ def cast(x, np_dtype):
 
 
 # ------------------------------------------------------------- reductions ----
-
-_IDENTITY = {"Sum": 0, "Prod": 1}
-
 
 def _three_d(x, axes):
     """View ``x`` as a C-contiguous ``[A, K, B]`` array with the reduced axes in K.
@@ -354,11 +334,12 @@ def _lowest_highest(dtype):
     return info.min, info.max
 
 
-def reduce(op, x, axes, keepdims):
-    """Sum/Mean/Max/Min/Prod/All/Any of ``x`` over ``axes`` (a tuple of ints).
+def reduce(kind, x, axes, keepdims):
+    """The ``kind`` reduction ("sum", "mean", "max", "min", "prod", "all",
+    "any") of ``x`` over ``axes`` (a tuple of ints).
 
     Output dtype = input dtype (int sums wrap like TF's int32 arithmetic). Mean
-    of integers truncates. Over an empty axis: Sum 0, Prod 1, Max lowest
+    of integers sums in int64 and truncates toward zero, as TF does. Over an empty axis: Sum 0, Prod 1, Max lowest
     (-inf), Min highest (+inf), All True, Any False, float Mean NaN, int Mean 0.
     See :mod:`.reductions` for the loop nest.
     """
@@ -369,29 +350,34 @@ def reduce(op, x, axes, keepdims):
         return x.copy()
     out_shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims \
         else tuple(d for i, d in enumerate(x.shape) if i not in axes)
-    if op in ("All", "Any"):
+    if kind in ("all", "any"):
         if dtype != np.bool_:
-            raise TypeError("minitf cpu kernel %s needs bool input, got %s" % (op, dtype))
+            raise TypeError("minitf cpu reduction %s needs bool input, got %s" % (kind, dtype))
         u8 = np.dtype(np.uint8)
-        code = _reduce.MIN if op == "All" else _reduce.MAX
-        r = _run_reduce(code, _three_d(x.view(u8), axes), 1 if op == "All" else 0, u8)
+        code = _reduce.MIN if kind == "all" else _reduce.MAX
+        r = _run_reduce(code, _three_d(x.view(u8), axes), 1 if kind == "all" else 0, u8)
         return np.ascontiguousarray(r).view(np.bool_).reshape(out_shape)
     cdtype = _compute_dtype(dtype)
     if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
-        raise TypeError("minitf cpu kernel %s does not support dtype %s" % (op, dtype))
+        raise TypeError("minitf cpu reduction %s does not support dtype %s" % (kind, dtype))
     if cdtype is not dtype:
         x = x.astype(cdtype)
-    code = _reduce.SUM if op == "Mean" else _reduce.OP_CODES[op]
+    if kind == "mean" and cdtype.kind in "iu":
+        # TF's integer Mean sums in 64 bits, so the mean of int8 [100, 100, 100] is
+        # 100 although their int8 sum wraps (an int64 sum still wraps).
+        cdtype = np.dtype(np.int64)
+        x = x.astype(cdtype)
+    code = _reduce.SUM if kind == "mean" else _reduce.OP_CODES[kind]
     acc_dtype = _reduce.accumulator_dtype(cdtype, code)
     if code == _reduce.MAX:
         init = _lowest_highest(cdtype)[0]
     elif code == _reduce.MIN:
         init = _lowest_highest(cdtype)[1]
     else:
-        init = _IDENTITY["Prod" if code == _reduce.PROD else "Sum"]
+        init = 1 if code == _reduce.PROD else 0
     x3 = _three_d(x, axes)
     r = _run_reduce(code, x3, init, acc_dtype)
-    if op == "Mean":
+    if kind == "mean":
         count = x3.shape[1]
         if cdtype.kind == "f":
             with np.errstate(all="ignore"):
@@ -399,7 +385,7 @@ def reduce(op, x, axes, keepdims):
         elif count == 0:
             r = np.zeros(r.shape, cdtype)
         else:
-            s = r.astype(cdtype)                  # wrap first, like TF's int32 sum
+            s = r.astype(cdtype)
             q = s // count
             r = q + ((q < 0) & (q * count != s))  # floor -> truncate toward zero
     return np.asarray(r).astype(dtype).reshape(out_shape)
@@ -467,7 +453,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         use_threads_for(a.size * b.shape[-1])  # one BLAS thread for small products
         return _as_array(np.matmul(a, b), dtype)
     if _NATIVE_KIND.get(cdtype) != "i":
-        raise TypeError("minitf cpu MatMul does not support dtype %s" % dtype)
+        raise TypeError("minitf cpu matmul does not support dtype %s" % dtype)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     M, K, N = a.shape[-2], a.shape[-1], b.shape[-1]
     if b.shape[-2] != K:

@@ -7,7 +7,7 @@ dispatch, so wrapping it would teach nothing and cost a copy. BLAS has no
 integer routines, so int32/int64 products are computed here.
 
 The caller gives 3-D C-contiguous operands ``a[T, M, K]`` and ``b[T, K, N]``
-(``T`` = the flattened batch; 1 for a plain MatMul). Each output row is one
+(``T`` = the flattened batch; 1 for a plain matrix product). Each output row is one
 parallel item, and the ``i, k, j`` loop order reads ``b`` row by row so that
 the innermost loop is a SIMD-able ``out_row += a[t, i, k] * b_row``::
 

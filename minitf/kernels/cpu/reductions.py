@@ -1,4 +1,4 @@
-"""Reductions (Sum, Prod, Max, Min) and ArgMax/ArgMin as Numba loop nests.
+"""Reductions (sum, prod, max, min) and argmax/argmin as Numba loop nests.
 
 The caller first views the input as a 3-D C-contiguous array ``x[A, K, B]``:
 ``A`` = the kept axes before the reduced block, ``K`` = the reduced axes,
@@ -34,7 +34,7 @@ import numpy as np
 from numba import prange
 
 SUM, PROD, MAX, MIN = 0, 1, 2, 3
-OP_CODES = {"Sum": SUM, "Prod": PROD, "Max": MAX, "Min": MIN}
+OP_CODES = {"sum": SUM, "prod": PROD, "max": MAX, "min": MIN}
 
 
 @numba.njit(inline="always")

@@ -1,4 +1,4 @@
-"""Exp, Log, Tanh and Sigmoid written so that the compiler can vectorize them.
+"""exp, log, tanh and sigmoid written so that the compiler can vectorize them.
 
 ``math.exp(x)`` in a Numba loop is a call into the C library, one element at
 a time. numpy's ``np.exp`` instead runs hand-written SIMD code that does 8 or
@@ -30,7 +30,7 @@ tanh: 5, the rational function TensorFlow's own CPU kernel uses).
 Each function exists as ``exp_f32``/``exp_f64`` and so on: Numba
 ``inline="always"`` functions that a loop calls directly, so that the whole
 computation lands in the loop body, where LLVM vectorizes it.
-:func:`map_kernel` is that loop for the Exp/Log/Tanh/Sigmoid ops; the fused
+:func:`map_kernel` is that loop for the rows that name one of these (``Exp``...); the fused
 kernels (minitf/runtime/fusion.py) and the softmax kernels (``nn.py``) call
 the same functions, so fused and unfused runs compute the same thing. The plain names :func:`exp`,
 :func:`log`, :func:`tanh`, :func:`sigmoid` are numpy's for Python callers,
@@ -322,8 +322,9 @@ overload(sigmoid)(_by_dtype(sigmoid_f32, sigmoid_f64))
 
 # ------------------------------------------------------------ the kernel ----
 
-#: The ops this module computes, with their codes for :func:`map_kernel`.
-OPS = {"Exp": 0, "Log": 1, "Tanh": 2, "Sigmoid": 3}
+#: The functions :func:`map_kernel` computes, by the name an op row gives in
+#: ``Elementwise.vector_math``, with their codes.
+OPS = {"exp": 0, "log": 1, "tanh": 2, "sigmoid": 3}
 
 
 def map_kernel(x, out, op, parallel):

@@ -31,6 +31,7 @@ import numpy as np
 from numba import cuda
 
 from minitf.framework.errors import InvalidArgumentError
+from minitf.kernels import is_device_array
 from minitf.kernels.cuda import elementwise as _ew
 from minitf.kernels.cuda import matmul as _mm
 from minitf.kernels.cuda import nn as _nn
@@ -41,17 +42,16 @@ _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 
-UNARY_OPS = tuple(_ew.UNARY_CODES)
-BINARY_OPS = tuple(_ew.ARITH_CODES) + tuple(_ew.COMPARE_CODES)
-REDUCE_OPS = ("Sum", "Mean", "Max", "Min", "Prod")
-
-
-def is_device_array(x):
-    return hasattr(x, "copy_to_host") and not isinstance(x, np.ndarray)
-
-
 def to_host(x):
     return x.copy_to_host() if is_device_array(x) else np.asarray(x)
+
+
+def to_device(value, device):
+    """``value`` (a numpy array) copied into the memory of GPU ``device``."""
+    if value.dtype == np.dtype(object):
+        return value
+    with cuda.gpus[device.physical_index]:
+        return cuda.to_device(np.ascontiguousarray(value))
 
 
 def _dev(x):
@@ -82,14 +82,14 @@ def _check_float(dtype, what):
 
 
 # -- elementwise ------------------------------------------------------------------------------
-def unary(op, x):
-    """``op`` applied to each element (float32/float64)."""
+def unary(row, x):
+    """The elementwise op ``row`` applied to each element (float32/float64)."""
     d = _dev(x)
-    _check_float(d.dtype, op)
+    _check_float(d.dtype, row.name)
     out = cuda.device_array(d.shape, d.dtype)
     if d.size:
         blocks, threads = _launch(d.size)
-        _ew.unary_kernel[blocks, threads](_flat(d), _flat(out), _ew.UNARY_CODES[op])
+        _ew.kernel_for(row)[blocks, threads](_flat(d), _flat(out))
     return out
 
 
@@ -105,17 +105,17 @@ def broadcast_strides(shape, out_shape):
     return list(reversed(strides))
 
 
-def binary(op, x, y):
-    """``op(x, y)`` with numpy broadcasting; bool output for comparisons."""
+def binary(row, x, y):
+    """The elementwise op ``row`` of ``x`` and ``y``, with numpy broadcasting; bool
+    output for comparisons."""
     dx, dy = _dev(x), _dev(y)
-    _check_float(dx.dtype, op)
+    _check_float(dx.dtype, row.name)
     try:
         out_shape = np.broadcast_shapes(dx.shape, dy.shape)
     except ValueError:
         raise InvalidArgumentError(None, None, "Incompatible shapes: [%s] vs. [%s]" % (
             ",".join(map(str, dx.shape)), ",".join(map(str, dy.shape)))) from None
-    compare = op in _ew.COMPARE_CODES
-    out = cuda.device_array(out_shape, np.bool_ if compare else dx.dtype)
+    out = cuda.device_array(out_shape, np.bool_ if row.elementwise.bool_output else dx.dtype)
     n = out.size
     if n:
         shape = _ints(out_shape)
@@ -124,9 +124,7 @@ def binary(op, x, y):
         if not out_shape:
             shape = _ints([1])
         blocks, threads = _launch(n)
-        kernel = _ew.compare_kernel if compare else _ew.arith_kernel
-        code = _ew.COMPARE_CODES[op] if compare else _ew.ARITH_CODES[op]
-        kernel[blocks, threads](_flat(dx), _flat(dy), _flat(out), code, shape, xs, ys)
+        _ew.kernel_for(row)[blocks, threads](_flat(dx), _flat(dy), _flat(out), shape, xs, ys)
     return out
 
 
@@ -195,15 +193,16 @@ def _reduce_launch(d, op_code, init, kept, red):
     return partial
 
 
-_CODES = {"Sum": _red.SUM, "Mean": _red.SUM, "Prod": _red.PROD, "Max": _red.MAX,
-          "Min": _red.MIN}
-_INIT = {"Sum": 0.0, "Mean": 0.0, "Prod": 1.0, "Max": -math.inf, "Min": math.inf}
+_CODES = {"sum": _red.SUM, "mean": _red.SUM, "prod": _red.PROD, "max": _red.MAX,
+          "min": _red.MIN}
+_INIT = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}
 
 
-def reduce(op, x, axes, keepdims):
-    """Sum/Mean/Max/Min/Prod over ``axes`` (float32/float64)."""
+def reduce(kind, x, axes, keepdims):
+    """The ``kind`` reduction ("sum", "mean", "max", "min", "prod") over ``axes``
+    (float32/float64)."""
     d = _dev(x)
-    _check_float(d.dtype, op)
+    _check_float(d.dtype, kind)
     axes = tuple(sorted(set(int(a) for a in axes)))
     if not axes:
         out = cuda.device_array(d.shape, d.dtype)
@@ -212,16 +211,26 @@ def reduce(op, x, axes, keepdims):
     kept = [a for a in range(d.ndim) if a not in axes]
     out_shape = tuple(1 if i in axes else s for i, s in enumerate(d.shape)) if keepdims \
         else tuple(d.shape[a] for a in kept)
-    partial = _reduce_launch(d, _CODES[op], _INIT[op], kept, list(axes))
+    partial = _reduce_launch(d, _CODES[kind], _INIT[kind], kept, list(axes))
     scale = 1.0
-    if op == "Mean":
+    if kind == "mean":
         count = math.prod(d.shape[a] for a in axes)
         scale = 1.0 / count if count else math.nan
     return cast(partial, d.dtype, scale).reshape(out_shape) if out_shape else \
         cast(partial, d.dtype, scale).reshape(())
 
 
-def arg_reduce(find_max, x, axis, out_np_dtype):
+def argmax(x, axis, out_np_dtype):
+    """Index of the largest value along ``axis`` (the first one on ties)."""
+    return _arg_reduce(True, x, axis, out_np_dtype)
+
+
+def argmin(x, axis, out_np_dtype):
+    """Index of the smallest value along ``axis`` (the first one on ties)."""
+    return _arg_reduce(False, x, axis, out_np_dtype)
+
+
+def _arg_reduce(find_max, x, axis, out_np_dtype):
     """Index of the max (min) along ``axis``; the first one on ties."""
     d = _dev(x)
     axis = int(axis) % max(d.ndim, 1)
@@ -246,7 +255,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     dimensions must match or one side must have none (or all ones); other
     broadcasts are materialised on the host first."""
     da, db = _dev(a), _dev(b)
-    _check_float(da.dtype, "MatMul")
+    _check_float(da.dtype, "matmul")
     sa, sb = tuple(da.shape), tuple(db.shape)
     ar, ac = sa[-2], sa[-1]
     br, bc = sb[-2], sb[-1]
@@ -289,7 +298,7 @@ def _rows_launch(R):
 
 def _softmax(x, want_log):
     d = _dev(x)
-    _check_float(d.dtype, "Softmax")
+    _check_float(d.dtype, "softmax")
     C = tuple(d.shape)[-1] if d.ndim else 1
     R = d.size // C if C else 0
     out = cuda.device_array(d.shape, d.dtype)

@@ -16,158 +16,32 @@ and dots them with each input's strides to find the elements it reads::
 
     x_off = sum(coord[d] * x_strides[d] for d in dims)
 
-The op is an integer code (see ``UNARY_CODES``/``BINARY_CODES``); the ``if``
-chain in the device functions is the same for every thread of a launch, so
-it costs the GPU no divergence.
+Each elementwise *op* gets a kernel of its own, made from its row of the op
+table: :func:`kernel_for` writes a small module holding the row's scalar
+function (``Elementwise.cuda``, else its float ``scalar``) as a CUDA device
+function and the loop above around it, and imports it through
+``minitf/kernels/generated.py`` so that Numba caches the machine code. The
+simulator runs the same device function as Python, which is why the rows'
+CUDA versions avoid what would raise there (``math.sqrt(-1)``).
 """
 
-import math
+import dis
+import inspect
+import textwrap
+import types
 
 from numba import config, cuda
+
+from minitf.kernels.generated import load_source
 
 # The simulator runs every GPU thread as a Python thread: small blocks keep it quick.
 THREADS = 16 if config.ENABLE_CUDASIM else 256
 MAX_BLOCKS = 1024
 
-UNARY_CODES = {"Neg": 0, "Abs": 1, "Square": 2, "Sqrt": 3, "Rsqrt": 4, "Exp": 5, "Log": 6,
-               "Relu": 7, "Sigmoid": 8, "Tanh": 9, "Sign": 10, "Reciprocal": 11,
-               "Floor": 12, "Ceil": 13, "Round": 14}
-ARITH_CODES = {"AddV2": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "FloorDiv": 4, "FloorMod": 5,
-               "Pow": 6, "Maximum": 7, "Minimum": 8, "SquaredDifference": 9}
-COMPARE_CODES = {"Equal": 0, "NotEqual": 1, "Less": 2, "LessEqual": 3, "Greater": 4,
-                 "GreaterEqual": 5}
-
 
 def launch_config(n):
     """(blocks, threads) for ``n`` elements."""
     return max(1, min(MAX_BLOCKS, (n + THREADS - 1) // THREADS)), THREADS
-
-
-@cuda.jit(device=True)
-def _round_half_even(v):
-    f = math.floor(v)
-    d = v - f
-    if d > 0.5 or (d == 0.5 and f % 2 != 0):
-        return f + 1
-    return f
-
-
-@cuda.jit(device=True)
-def unary_op(op, v):
-    if op == 0:
-        return -v
-    if op == 1:
-        return abs(v)
-    if op == 2:
-        return v * v
-    if op == 3:
-        return math.sqrt(v) if v >= 0 else math.nan
-    if op == 4:
-        if v == 0:
-            return math.copysign(math.inf, v)
-        return 1.0 / math.sqrt(v) if v >= 0 else math.nan
-    if op == 5:
-        if v > 709.0:
-            return math.inf
-        return math.exp(v)
-    if op == 6:
-        if v < 0:
-            return math.nan
-        if v == 0:
-            return -math.inf
-        return math.log(v)
-    if op == 7:
-        return v if (v > 0 or v != v) else 0.0
-    if op == 8:
-        if v < -700.0:
-            return 0.0
-        return 1.0 / (1.0 + math.exp(-v))
-    if op == 9:
-        return math.tanh(v)
-    # (Floor/Ceil/Round below; the simulator runs this in Python, where
-    # math.floor(inf) raises, so infinities and NaN return early.)
-    if op == 10:
-        if v > 0:
-            return 1.0
-        if v < 0:
-            return -1.0
-        return v
-    if op == 11:
-        return 1.0 / v if v != 0 else math.copysign(math.inf, v)
-    if v != v or math.isinf(v):
-        return v                 # Floor, Ceil, Round keep NaN and infinities
-    if op == 12:
-        return math.floor(v)
-    if op == 13:
-        return math.ceil(v)
-    return _round_half_even(v)
-
-
-@cuda.jit(device=True)
-def _div(x, y):
-    # Real CUDA divides by zero quietly (inf/NaN); spelled out so that the
-    # simulator, which runs this in Python, gives the same answer.
-    if y == 0:
-        if x == 0 or x != x:
-            return math.nan
-        return math.copysign(math.inf, x) * math.copysign(1.0, y)
-    return x / y
-
-
-@cuda.jit(device=True)
-def arith_op(op, x, y):
-    if op == 0:
-        return x + y
-    if op == 1:
-        return x - y
-    if op == 2:
-        return x * y
-    if op == 3:
-        return _div(x, y)
-    if op == 4:
-        return math.floor(_div(x, y))
-    if op == 5:
-        if y == 0 or x != x or y != y or math.isinf(x):
-            return math.nan
-        r = math.fmod(x, y)
-        if r != 0 and (r < 0) != (y < 0):
-            r += y
-        return r
-    if op == 6:
-        if x == 0 and y < 0:
-            return math.inf
-        if x < 0 and y != math.floor(y):
-            return math.nan
-        return x ** y
-    if op == 7:
-        if x != x:
-            return x
-        if y != y:
-            return y
-        return x if x >= y else y
-    if op == 8:
-        if x != x:
-            return x
-        if y != y:
-            return y
-        return x if x <= y else y
-    d = x - y
-    return d * d
-
-
-@cuda.jit(device=True)
-def compare_op(op, x, y):
-    if op == 0:
-        return x == y
-    if op == 1:
-        return x != y
-    if op == 2:
-        return x < y
-    if op == 3:
-        return x <= y
-    if op == 4:
-        return x > y
-    return x >= y
 
 
 @cuda.jit(device=True)
@@ -183,33 +57,77 @@ def offsets(i, shape, xs, ys):
     return xo, yo
 
 
+# -- one kernel per elementwise row, generated from it -----------------------------------------
+_UNARY_LOOP = """
 @cuda.jit(cache=True)
-def unary_kernel(x, out, op):
-    """``out[i] = f(x[i])`` for flat, contiguous ``x`` and ``out``."""
+def {name}_kernel(x, out):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, out.size, stride):
-        out[i] = unary_op(op, x[i])
+        out[i] = scalar_on_gpu(x[i])
+"""
 
-
+_BINARY_LOOP = """
 @cuda.jit(cache=True)
-def arith_kernel(x, y, out, op, shape, xs, ys):
-    """``out[i] = f(x[x_off(i)], y[y_off(i)])`` with broadcasting by strides."""
-    start = cuda.grid(1)
-    stride = cuda.gridsize(1)
-    for i in range(start, out.size, stride):
-        xo, yo = offsets(i, shape, xs, ys)
-        out[i] = arith_op(op, x[xo], y[yo])
-
-
-@cuda.jit(cache=True)
-def compare_kernel(x, y, out, op, shape, xs, ys):
-    """Like :func:`arith_kernel`, writing bools."""
+def {name}_kernel(x, y, out, shape, xs, ys):
     start = cuda.grid(1)
     stride = cuda.gridsize(1)
     for i in range(start, out.size, stride):
         xo, yo = offsets(i, shape, xs, ys)
-        out[i] = compare_op(op, x[xo], y[yo])
+        out[i] = scalar_on_gpu(x[xo], y[yo])
+"""
+
+
+def _functions_used(fn, seen):
+    """``fn`` and the module-level functions of its module it calls, in order."""
+    if fn in seen:
+        return
+    seen.append(fn)
+    for ins in dis.get_instructions(fn):
+        if ins.opname != "LOAD_GLOBAL":     # (``math.sqrt`` is an attribute, not a global)
+            continue
+        other = fn.__globals__.get(ins.argval)
+        if isinstance(other, types.FunctionType) and other.__module__ == fn.__module__:
+            _functions_used(other, seen)
+
+
+def source_for(row):
+    """The Python source of the CUDA kernel module of elementwise op ``row``."""
+    ew = row.elementwise
+    scalar = ew.cuda or ew.scalar["f"]
+    used = []
+    _functions_used(scalar, used)
+    pieces = [textwrap.dedent(inspect.getsource(fn)) for fn in reversed(used)]
+    loop = _BINARY_LOOP if scalar.__code__.co_argcount == 2 else _UNARY_LOOP
+    return "\n".join([
+        '"""The CUDA kernel of the elementwise op %s, generated by '
+        'minitf/kernels/cuda/elementwise.py' % row.name,
+        'from its row of the op table (%s). Do not edit."""' % scalar.__module__,
+        "",
+        "import math",
+        "",
+        "import numpy as np",
+        "from numba import cuda",
+        "",
+        "from minitf.kernels.cuda.elementwise import offsets",
+        "",
+        ""] + pieces + [
+        "",
+        "scalar_on_gpu = cuda.jit(device=True)(%s)" % scalar.__name__,
+        loop.format(name=row.name.lower()),
+        "kernel = %s_kernel" % row.name.lower(), ""])
+
+
+_kernels = {}
+
+
+def kernel_for(row):
+    """The compiled (on first launch) CUDA kernel of elementwise op ``row``."""
+    kernel = _kernels.get(row)
+    if kernel is None:
+        kernel = _kernels[row] = load_source(source_for(row), "minitf_cuda",
+                                             "minitf_cuda_%s" % row.name.lower()).kernel
+    return kernel
 
 
 @cuda.jit(cache=True)

@@ -5,16 +5,17 @@
 ``scale = (hi - lo) / 255``, and back: ``x' = lo + q * scale``. The error of
 each element is at most ``scale / 2``; the wire carries a quarter of the
 bytes (plus two floats). The partitioner splices these ops around
-``_Send``/``_Recv`` when ``graph_options.transfer_compression = "int8"``.
+``_Send``/``_Recv`` when ``graph_options.transfer_compression = "int8"``
+(bfloat16 compression is a plain ``Cast``). They are minitf's own ops.
 """
 
 import numpy as np
 
-from minitf.kernels.registry import register
+from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
+from minitf.ops.core import EVERY_DEVICE
 
 
-@register("QuantizeLinear8", ("CPU", "GPU"))
-def _quantize(op, device):
+def _quantize_kernel(op, backend):
     def compute(ctx, inputs):
         x = inputs[0]
         if x.size == 0:
@@ -26,9 +27,16 @@ def _quantize(op, device):
     return compute
 
 
-@register("DequantizeLinear8", ("CPU", "GPU"))
-def _dequantize(op, device):
+def _dequantize_kernel(op, backend):
     def compute(ctx, inputs):
         q, lo, scale = inputs
         return [(lo + q.astype(np.float32) * scale).astype(np.float32)]
     return compute
+
+
+QUANTIZE_LINEAR8 = declare(OpDef("QuantizeLinear8", inputs=("input",), attrs=("T",),
+                                 gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                                 kernel=_quantize_kernel))
+DEQUANTIZE_LINEAR8 = declare(OpDef("DequantizeLinear8", inputs=("q", "lo", "scale"),
+                                   attrs=("T",), gradient=NOT_DIFFERENTIABLE,
+                                   devices=EVERY_DEVICE, kernel=_dequantize_kernel))

@@ -1,0 +1,228 @@
+"""The op table: everything minitf knows about an op *type*, declared once.
+
+A graph is made of operations (nodes) such as ``add`` of type ``AddV2``. What
+an ``AddV2`` *is* - which inputs and attrs it has, which devices and dtypes can
+run it, the code that computes it, its gradient, whether it keeps state or may
+block - is one :class:`OpDef`, declared in the op family module a learner would
+open (``tf.add`` and its ``AddV2`` row live in ``minitf/ops/math_ops.py``)::
+
+    add_v2 = declare(OpDef(
+        "AddV2", inputs=("x", "y"), attrs=("T",),
+        devices={"CPU": NUMBERS, "GPU": FLOATS},
+        kernel=elementwise_kernel, kernel_reads="backend",
+        elementwise=Elementwise(scalar=_add, reference=np.add, fusion="{x} + {y}"),
+        gradient=_add_grad))
+
+Every other part of minitf *derives* what it needs from this table and keeps
+no list of op names of its own: the kernel registry (which device and dtype
+run what), the placer (ref inputs, colocation), the executor (blocking ops,
+dead values), host<->GPU copies (host-memory inputs), fusion (templates),
+autodiff (gradients), warm-up and the parity tests (examples).
+
+An op type nobody declared is an error (:func:`lookup`), never a default: a
+missing import must not quietly turn a blocking op into a non-blocking one.
+
+This module is the framework layer: it holds the data structure and the table,
+and imports nothing from the rest of minitf. The kernel functions named in a
+row receive the device's *backend* (``minitf.kernels.cpu``, ``.cuda`` or
+``.reference``) as an argument, so op families never import kernel code.
+"""
+
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Optional
+
+__all__ = ["OpDef", "Elementwise", "declare", "lookup", "all_op_defs", "NOT_DIFFERENTIABLE",
+           "ANY", "ALL", "PASS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE"]
+
+#: ``dead_when`` values: an op is skipped (its outputs are dead, see
+#: runtime/deadness.py) when ANY input is dead (most ops), when ALL are
+#: (``Merge``), or never (PASS: ``_Send`` runs to pass the news on).
+ANY, ALL, PASS = "any", "all", "pass"
+
+
+class _Dead:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "DEAD"
+
+
+#: The value of a tensor whose op did not run because its branch of a
+#: ``tf.cond`` was not taken; ``Switch`` (``makes_dead``) outputs it.
+DEAD = _Dead()
+
+#: ``kernel_reads`` values. HOST: the kernel is numpy code on host arrays (on a
+#: real GPU the runtime copies its inputs to the host and its outputs back).
+#: BACKEND: the kernel computes with the backend it is given (the device's own
+#: memory stays where it is). NOTHING: the kernel only routes values and never
+#: looks inside them (``Switch``, ``Merge``), so it runs on any memory as is.
+HOST, BACKEND, NOTHING = "host", "backend", "nothing"
+
+#: In ``devices``: this device type runs the op whatever its dtype.
+ANY_DTYPE = None
+
+
+class _NotDifferentiable:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "NOT_DIFFERENTIABLE"
+
+
+#: ``gradient=NOT_DIFFERENTIABLE``: no gradient flows through this op (TF's
+#: ``tf.NotDifferentiable``), as opposed to ``None``: nobody wrote one yet,
+#: which makes ``tf.gradients`` through it a LookupError.
+NOT_DIFFERENTIABLE = _NotDifferentiable()
+
+
+@dataclass(frozen=True, eq=False)
+class Elementwise:
+    """How an elementwise op computes one element, for each backend.
+
+    * ``scalar``: ``{dtype kind: function}`` (kinds ``"b"`` bool, ``"i"`` ints,
+      ``"f"`` floats), plain Python of one or two numbers. The CPU backend
+      compiles it into a numpy ufunc with Numba; the same function, or
+      ``cuda`` when given, becomes the body of the CUDA kernel.
+    * ``vector_math``: the name of a routine in
+      ``minitf/kernels/cpu/vector_math.py`` (``"exp"``) that the CPU backend
+      uses for floats instead, because its loop vectorizes.
+    * ``cuda``: a CUDA-safe version of the float function (the simulator runs
+      it as Python, so it must not raise where a GPU returns NaN or inf).
+    * ``reference``: the numpy function the tests compare against.
+    * ``fusion``: the expression the fusion pass writes into a fused loop
+      (``"{x} + {y}"``), or None if the op never fuses.
+    * ``bool_output``: comparisons and logical ops give bool whatever ``T`` is.
+    * ``domain``: ``[(lo, hi)]`` per input, where the op is defined for every
+      dtype it takes (``Sqrt``: positive numbers; an integer divisor: not 0);
+      examples and tests draw their inputs from it.
+    """
+    scalar: Mapping[str, Callable]
+    reference: Callable
+    vector_math: Optional[str] = None
+    cuda: Optional[Callable] = None
+    fusion: Optional[str] = None
+    bool_output: bool = False
+    domain: tuple = ()
+
+
+@dataclass(frozen=True, eq=False)
+class OpDef:
+    """One op type (see the module docstring). Fields:
+
+    graph building
+      ``inputs``/``attrs``: the names TF gives them (``"*values"`` is a list
+      input); ``gradient``: ``fn(op, *output_grads) -> input grads``,
+      :data:`NOT_DIFFERENTIABLE`, or None (not written yet).
+    flags
+      ``ref_inputs``: input slots that take a variable *reference* (the placer
+      keeps the op on the variable's device); ``stateful``: reads or writes
+      state across steps, so it is never folded or cached; ``blocking``: may
+      wait on something outside the step (a queue, a peer), so the executor
+      gives it its own thread; ``dead_when``/``makes_dead``: tf.cond's dead
+      values (see runtime/deadness.py); ``resource``: the op makes a resource
+      (a variable, a queue...) whose empty ``container`` attr is filled from
+      ``tf.container``.
+    kernels
+      ``devices``: ``{device type: dtype names or ANY_DTYPE}`` - the kernel
+      registry is built from this, keyed by (op, device type, dtype);
+      ``dtype_attr``: the attr whose dtype selects the kernel (``T``, else
+      ``dtype``); ``kernel(op, backend) -> compute(ctx, inputs) -> outputs``;
+      ``kernel_reads``: HOST, BACKEND or NOTHING; ``host_memory_inputs`` /
+      ``host_memory_outputs``: shapes and axes a GPU kernel reads on the host
+      (TF's ``HostMemory``), so they are never copied to the GPU; ``examples``:
+      ``fn(dtype_name) -> [(inputs, attrs)]`` small cases for warm-up and the
+      parity tests (BACKEND kernels).
+    elementwise ops
+      ``elementwise``: an :class:`Elementwise`.
+    """
+    name: str
+    inputs: tuple = ()
+    attrs: tuple = ()
+    gradient: object = None
+    ref_inputs: tuple = ()
+    stateful: bool = False
+    blocking: bool = False
+    dead_when: str = ANY
+    makes_dead: bool = False
+    resource: bool = False
+    devices: Mapping[str, object] = field(default_factory=lambda: {"CPU": ANY_DTYPE})
+    dtype_attr: Optional[str] = None
+    kernel: Optional[Callable] = None
+    kernel_reads: str = HOST
+    host_memory_inputs: tuple = ()
+    host_memory_outputs: bool = False
+    examples: Optional[Callable] = None
+    elementwise: Optional[Elementwise] = None
+
+    def __post_init__(self):
+        if self.dead_when not in (ANY, ALL, PASS):
+            raise ValueError("%s: dead_when must be 'any', 'all' or 'pass', not %r"
+                             % (self.name, self.dead_when))
+        if self.kernel_reads not in (HOST, BACKEND, NOTHING):
+            raise ValueError("%s: kernel_reads must be 'host', 'backend' or 'nothing', not %r"
+                             % (self.name, self.kernel_reads))
+        if self.kernel is None and self.devices:
+            raise ValueError("%s declares devices %s but no kernel"
+                             % (self.name, sorted(self.devices)))
+        for device_type, names in self.devices.items():
+            if names is not ANY_DTYPE and not isinstance(names, (tuple, frozenset)):
+                raise TypeError("%s: the dtypes of %s must be a tuple of names or ANY_DTYPE"
+                                % (self.name, device_type))
+
+    @property
+    def differentiable(self):
+        return self.gradient is not NOT_DIFFERENTIABLE
+
+    def kernel_dtype(self, attrs):
+        """The dtype name that selects this op's kernel, or None (any kernel fits)."""
+        if self.dtype_attr is not None:
+            dt = attrs.get(self.dtype_attr)
+        else:
+            dt = attrs.get("T", attrs.get("dtype"))
+        return None if dt is None else dt.base_dtype.name
+
+    def __repr__(self):
+        return "<OpDef %s>" % self.name
+
+
+_TABLE = {}
+_lock = threading.Lock()
+_sealed = []   # set once the kernel registry has been built from the table
+
+
+def declare(op_def):
+    """Add ``op_def`` to the table and return it. Declaring a name twice is an
+    error, and so is declaring one after the kernel registry was built (its
+    kernels would silently be missing)."""
+    with _lock:
+        if op_def.name in _TABLE:
+            raise ValueError("op type %r is declared twice (%s)" % (op_def.name, op_def))
+        if _sealed:
+            raise RuntimeError("op type %r was declared after the kernel registry was built "
+                               "from the op table; declare ops at import time of minitf.ops"
+                               % op_def.name)
+        _TABLE[op_def.name] = op_def
+    return op_def
+
+
+def lookup(op_type):
+    """The OpDef of ``op_type``; a KeyError that says what to do if there is none."""
+    op_def = _TABLE.get(op_type)
+    if op_def is None:
+        raise KeyError("minitf has no op type %r: it was never declared (is the module that "
+                       "declares it imported? every op family lives in minitf/ops/)"
+                       % (op_type,))
+    return op_def
+
+
+def all_op_defs():
+    """Every declared OpDef, in declaration order."""
+    with _lock:
+        return list(_TABLE.values())
+
+
+def seal():
+    """Called by the kernel registry once it has read the table."""
+    with _lock:
+        _sealed.append(True)

@@ -1,0 +1,76 @@
+"""How many threads one kernel may use: Numba's parallel loops and BLAS.
+
+Two budgets meet here:
+
+* ``intra_op_parallelism_threads`` (TF's name): how many threads *one* kernel
+  may use. The executor gives every thread that runs kernels that budget
+  (:func:`set_kernel_threads`); Numba's ``set_num_threads`` is per calling
+  thread, so a parallel loop launched from that thread splits over at most that
+  many workers, and a large matrix product asks BLAS for no more. With 0 (the
+  default) a kernel may use every core. Setting it to 1 while ops of several
+  devices run at once keeps concurrent kernels from oversubscribing the cores.
+* small products: numpy's OpenBLAS starts a thread per core for every product,
+  even a small one. For the matrices of a small network (a 256x64 by 64x128
+  product takes tens of microseconds on one core) waking and synchronising
+  those threads costs far more than the arithmetic - and while minitf's
+  executor runs ops of two devices at once, the BLAS threads compete with its
+  own. So a small product runs on one thread (:func:`use_threads_for`).
+
+The BLAS switch goes through the library's own ``set_num_threads``, found with
+threadpoolctl once; it costs about a microsecond. Without threadpoolctl or an
+OpenBLAS, nothing changes. Nothing here imports Numba until a budget is set.
+"""
+
+import threading
+
+SMALL_PRODUCT = 1 << 22   # multiply-adds below which one thread is faster
+
+_controllers = None
+_lock = threading.Lock()
+_current = None
+_local = threading.local()   # .budget: this thread's kernel thread budget (0: none)
+
+
+def _blas():
+    global _controllers
+    if _controllers is None:
+        with _lock:
+            if _controllers is None:
+                try:
+                    from threadpoolctl import ThreadpoolController
+                    found = ThreadpoolController().select(user_api="blas").lib_controllers
+                except Exception:  # noqa: BLE001 - no threadpoolctl, or no BLAS found
+                    found = []
+                _controllers = [(c, c.num_threads) for c in found]
+    return _controllers
+
+
+def set_kernel_threads(n):
+    """Kernels run from the calling thread use at most ``n`` threads (0: all)."""
+    n = int(n or 0)
+    if getattr(_local, "budget", 0) == n:
+        return
+    import numba   # lazy import: Numba's start-up cost, only when a budget is set
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS) if n > 0
+                          else numba.config.NUMBA_NUM_THREADS)
+    _local.budget = n
+
+
+def kernel_threads():
+    """The calling thread's budget (0: no limit)."""
+    return getattr(_local, "budget", 0)
+
+
+def use_threads_for(multiply_adds):
+    """Set BLAS to one thread for a small product, else to its default capped
+    by the calling thread's budget."""
+    global _current
+    budget = kernel_threads()
+    small = multiply_adds < SMALL_PRODUCT
+    want = (small, budget)
+    if want == _current:
+        return
+    for controller, default in _blas():
+        controller.set_num_threads(1 if small else (min(default, budget) if budget
+                                                    else default))
+    _current = want

@@ -1,0 +1,33 @@
+"""The op table and the ``tf.*`` functions that build ops: one module per op family.
+
+Each family module declares its op types (rows of the table, see
+``minitf/framework/op_def.py``: inputs, attrs, flags, the dtypes each device
+runs, the kernel, the gradient...) next to the functions a program calls:
+
+* :mod:`.core`             -- ``Const``; ``convert_to_tensor``, ``make_op``
+* :mod:`.elementwise`      -- how an elementwise op is declared, its kernel
+* :mod:`.math_ops`         -- arithmetic, comparisons, ``cast``, ``add_n``, ``matmul``
+* :mod:`.reduction_ops`    -- ``reduce_sum`` & co., ``argmax``/``argmin``
+* :mod:`.array_ops`        -- shapes, slices, stacking, ``where``, ``one_hot``...
+* :mod:`.nn_ops`           -- ``relu``, the softmax family, dropout...
+* :mod:`.variables`        -- ``tf.Variable``, ``assign``, the variable buffer
+* :mod:`.random_ops`       -- random numbers and TF's seed rules
+* :mod:`.control_flow_ops` -- ``group``, ``tuple``, ``tf.cond`` (Switch/Merge)
+* :mod:`.data_flow_ops`    -- queues (their resources in :mod:`.queues`)
+* :mod:`.io_ops`           -- readers (resources in :mod:`.readers`), ``decode_csv``
+* :mod:`.iterator_ops`     -- tf.data's iterator ops
+* :mod:`.accumulator_ops`  -- ``tf.ConditionalAccumulator``
+* :mod:`.training_ops`     -- the optimizers' ``Apply*`` updates
+* :mod:`.debug_ops`        -- ``tf.Print``, ``check_numerics``
+* :mod:`.sendrecv_ops`     -- ``_Send``/``_Recv``/``_Arg`` between tasks
+* :mod:`.compression_ops`  -- 8-bit encoding of tensors that cross tasks
+
+Importing this package imports every family, so the table is complete: the
+kernel registry (``minitf/kernels/registry.py``) is built from it.
+:mod:`.gradients` walks the graph backwards using each row's gradient.
+"""
+
+from minitf.ops import (accumulator_ops, array_ops, compression_ops, control_flow_ops,  # noqa
+                        core, data_flow_ops, debug_ops, elementwise, gradients, io_ops,
+                        iterator_ops, math_ops, nn_ops, random_ops, reduction_ops,
+                        sendrecv_ops, training_ops, variables)

@@ -1,0 +1,86 @@
+"""The ops that carry a tensor between tasks: ``_Send``, ``_Recv`` and ``_Arg``.
+
+Nobody writes these in a program: the partitioner (``minitf/distributed/
+partition.py``) splices a ``_Send``/``_Recv`` pair into every edge that crosses
+from one task to another, and an ``_Arg`` where a partition reads a fed value::
+
+    task A:   producer --> _Send(key)          task B:   _Recv(key) --> consumer
+
+The kernels reach the step's *rendezvous* (``ctx.step.rendezvous``, see
+``minitf/runtime/rendezvous.py``): ``_Send`` leaves its input there under the
+key; ``_Recv`` asks for the key. The rendezvous of a server's worker knows the
+other tasks: when the key's sender is another task it pulls the tensor from
+that task's worker (a ``RecvTensor`` request); on the same task it waits
+locally. A dead value (the untaken side of a ``tf.cond``) crosses as a marker.
+"""
+
+import time
+
+import numpy as np
+
+from minitf.framework import errors
+from minitf.framework.op_def import DEAD, NOT_DIFFERENTIABLE, PASS, OpDef, declare
+from minitf.ops.core import EVERY_DEVICE
+
+
+def _send_kernel(op, backend):
+    key = op.get_attr("key")
+
+    def compute(ctx, inputs):
+        ctx.step.rendezvous.send(ctx.step.step_id, key, inputs[0])
+        return []
+    return compute
+
+
+# A dead value is sent too (``dead_when=PASS``): the receiver learns the branch
+# did not run instead of waiting for ever.
+SEND = declare(OpDef("_Send", inputs=("tensor",), attrs=("key", "tensor_name"),
+                     gradient=NOT_DIFFERENTIABLE, dead_when=PASS, devices=EVERY_DEVICE,
+                     kernel=_send_kernel))
+
+
+def _recv_kernel(op, backend):
+    attrs = op._attrs
+    key, send_task = attrs["key"], attrs["send_task"]
+    send_device, recv_device = attrs["send_device"], attrs["recv_device"]
+    tensor_name = attrs["tensor_name"]
+    aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
+    orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
+
+    def compute(ctx, inputs):
+        step = ctx.step
+        start = time.time_ns() // 1000
+        value = step.rendezvous.receive(step, send_task, key, tensor_name)
+        if step.trace is not None and not aux and value is not DEAD:
+            wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
+            if orig_itemsize is not None:  # compressed: bytes before and on the wire
+                nbytes = value.size * orig_itemsize
+                if value.dtype == np.uint8:
+                    wire_bytes += 8  # the int8 encoding's min and scale
+            else:
+                nbytes = wire_bytes
+            step.trace.record_transfer(tensor_name, send_device, recv_device, nbytes,
+                                       wire_bytes, start, time.time_ns() // 1000)
+        return [value]
+    return compute
+
+
+#: Blocking: it waits for the sender (honouring the step's deadline and
+#: cancellation), and it may bring a dead value (``makes_dead``).
+RECV = declare(OpDef("_Recv", attrs=("key", "send_task", "send_device", "recv_device",
+                                     "tensor_name", "T", "orig_dtype", "compression", "aux"),
+                     gradient=NOT_DIFFERENTIABLE, blocking=True, makes_dead=True,
+                     devices=EVERY_DEVICE, kernel=_recv_kernel))
+
+
+def _arg_kernel(op, backend):
+    def compute(ctx, inputs):
+        raise errors.InternalError(None, None, "feed %s was not passed to the partition"
+                                   % op.name)
+    return compute
+
+
+#: A fed value of a partition: the executor puts the value in its slot, so the
+#: kernel only runs (and fails) if a feed went missing.
+ARG = declare(OpDef("_Arg", attrs=("T",), gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
+                    kernel=_arg_kernel))
