@@ -37,7 +37,7 @@ def tasks():
 def warm_up(quiet=False, stream=None):
     """Compile (or load from the cache) every task; return the seconds taken."""
     stream = stream or sys.stderr
-    from minitf.kernels.cpu.compile import cache_root
+    cache_root = registry.backend("cpu").compile.cache_root
     todo = tasks()
     start = time.perf_counter()
     width = 30

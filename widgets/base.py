@@ -122,5 +122,5 @@ class FigureView(widgets.VBox):
     def _ipython_display_(self, **kwargs):
         # ipywidgets 7 displays widgets through this hook (8 uses the bundle
         # above); sending our own bundle makes both versions show the same.
-        from IPython.display import display
+        from IPython.display import display   # lazy import: only where IPython runs
         display(self._repr_mimebundle_(), raw=True)

@@ -5,6 +5,7 @@ module that implements it, so a learner can jump from ``tf.matmul`` to its
 source in one step.
 """
 
+import importlib
 import types as _types
 
 from minitf.framework import dtypes as _dtypes
@@ -38,6 +39,7 @@ from minitf.ops import debug_ops as _debug_ops
 from minitf.ops import init_ops as _init_ops
 from minitf.ops import variable_scope as _variable_scope
 from minitf.ops import variables as _variables
+from minitf.ops import core as _core
 from minitf.ops.core import constant, convert_to_tensor, is_tensor  # noqa: F401
 from minitf.runtime.config import (ConfigProto, GPUOptions, GraphOptions,  # noqa: F401
                                    OptimizerOptions, RunMetadata, RunOptions)
@@ -190,8 +192,7 @@ def device(device_name_or_function):
 
 def name_scope(name, default_name=None, values=None):
     """TF1's ``tf.name_scope(name, default_name=None, values=None)``."""
-    from minitf.ops.core import name_scope as _name_scope
-    return _name_scope(name, default_name, values)
+    return _core.name_scope(name, default_name, values)
 
 
 def control_dependencies(control_inputs):
@@ -237,8 +238,7 @@ def disable_resource_variables():
 
 
 def enable_eager_execution(*args, **kwargs):
-    from minitf.framework.errors import UnimplementedError
-    raise UnimplementedError(None, None, "minitf runs TF1-style graphs only; eager execution "
+    raise errors.UnimplementedError(None, None, "minitf runs TF1-style graphs only; eager execution "
                              "is not part of it. Build a graph and run it in a tf.Session.")
 
 
@@ -348,8 +348,7 @@ def _train_getattr(name):
     module = _TRAIN_LAZY.get(name)
     if module is None:
         raise AttributeError("module 'tf.train' has no attribute '%s'" % name)
-    import importlib
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)   # lazy import (see above)
     setattr(train, name, value)
     return value
 

@@ -17,6 +17,7 @@ While an op is created the graph applies the context the program set up with
 """
 
 import contextlib
+import re
 import threading
 
 from minitf.framework import op_def as _op_def
@@ -52,7 +53,8 @@ class Tensor:
     """Output ``value_index`` of operation ``op``: a symbolic value, not data.
 
     ``sess.run(t)`` or ``t.eval()`` computes it. Arithmetic operators build new
-    ops (``t * 2`` adds a ``Mul`` node); see ``minitf.ops.math_ops``.
+    ops (``t * 2`` adds a ``Mul`` node); see ``minitf.ops.math_ops``. Indexing
+    (``t[0]``) and iterating (``a, b = t``) come from ``minitf.ops.array_ops``.
     """
 
     __slots__ = ("_op", "_value_index", "_dtype", "_shape", "_name", "__weakref__")
@@ -109,14 +111,6 @@ class Tensor:
                         "is not None:` instead of `if t:` to test if a tensor is defined, "
                         "and use TensorFlow ops such as tf.cond to execute subgraphs "
                         "conditioned on the value of a tensor.")
-
-    def __iter__(self):
-        shape = self._shape
-        if shape.ndims is None or shape[0].value is None:
-            raise TypeError("Tensor objects are only iterable when the first dimension "
-                            "is known: %s" % self)
-        from minitf.ops import array_ops
-        return iter(array_ops.unstack(self))
 
     def __len__(self):
         raise TypeError("len is not well defined for a symbolic Tensor (%s). Please call "
@@ -665,7 +659,6 @@ class Graph:
         items = list(self._collections.get(key, ()))
         if scope is None:
             return items
-        import re
         pattern = re.compile(scope)
         return [i for i in items if hasattr(i, "name") and pattern.match(i.name)]
 

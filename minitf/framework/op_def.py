@@ -1,17 +1,21 @@
 """The op table: everything minitf knows about an op *type*, declared once.
 
-A graph is made of operations (nodes) such as ``add`` of type ``AddV2``. What
-an ``AddV2`` *is* - which inputs and attrs it has, which devices and dtypes can
+A graph is made of operations (nodes) such as ``mul`` of type ``Mul``. What
+a ``Mul`` *is* - which inputs and attrs it has, which devices and dtypes can
 run it, the code that computes it, its gradient, whether it keeps state or may
 block - is one :class:`OpDef`, declared in the op family module a learner would
-open (``tf.add`` and its ``AddV2`` row live in ``minitf/ops/math_ops.py``)::
+open (``tf.multiply`` and its ``Mul`` row live in ``minitf/ops/math_ops.py``)::
 
-    add_v2 = declare(OpDef(
-        "AddV2", inputs=("x", "y"), attrs=("T",),
-        devices={"CPU": NUMBERS, "GPU": FLOATS},
-        kernel=elementwise_kernel, kernel_reads="backend",
-        elementwise=Elementwise(scalar=_add, reference=np.add, fusion="{x} + {y}"),
-        gradient=_add_grad))
+    MUL = declare(OpDef(
+        "Mul", inputs=("x", "y"), attrs=("T",),
+        devices={"CPU": NUMBER_NAMES, "GPU": FLOAT_NAMES},
+        kernel=binary_kernel(), kernel_reads=BACKEND,
+        elementwise=Elementwise(scalar={"i": _mul, "f": _mul}, reference=np.multiply,
+                                fusion="{x} * {y}"),
+        gradient=_mul_grad))
+
+(``binary_op`` in ``minitf/ops/elementwise.py`` writes exactly that for
+elementwise ops.)
 
 Every other part of minitf *derives* what it needs from this table and keeps
 no list of op names of its own: the kernel registry (which device and dtype

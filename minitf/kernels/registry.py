@@ -123,11 +123,11 @@ def backend(name):
             # Lazy imports: importing Numba (and numba.cuda's driver probe) is a
             # start-up cost that ``import minitf`` must not pay.
             if name == "cpu":
-                from minitf.kernels import cpu as module
+                from minitf.kernels import cpu as module   # lazy: Numba
             elif name == "cuda":
-                from minitf.kernels import cuda as module
+                from minitf.kernels import cuda as module   # lazy: numba.cuda
             elif name == "reference":
-                from minitf.kernels import reference as module
+                from minitf.kernels import reference as module   # lazy (for symmetry)
             else:
                 raise ValueError("no backend %r (cpu, cuda or reference)" % name)
             _backends[name] = module

@@ -37,7 +37,7 @@ def _blas():
         with _lock:
             if _controllers is None:
                 try:
-                    from threadpoolctl import ThreadpoolController
+                    from threadpoolctl import ThreadpoolController  # lazy: its start-up
                     found = ThreadpoolController().select(user_api="blas").lib_controllers
                 except Exception:  # noqa: BLE001 - no threadpoolctl, or no BLAS found
                     found = []

@@ -983,6 +983,18 @@ def _getitem(tensor, key):
 Tensor.__getitem__ = _getitem
 
 
+def _iterate(tensor):
+    """``a, b = t``: the slices of ``t`` along its first dimension (an Unpack)."""
+    shape = tensor.shape
+    if shape.ndims is None or shape[0].value is None:
+        raise TypeError("Tensor objects are only iterable when the first dimension "
+                        "is known: %s" % tensor)
+    return iter(unstack(tensor))
+
+
+Tensor.__iter__ = _iterate
+
+
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """``indices`` as one-hot vectors of length ``depth`` along a new last axis
     (or ``axis``): ``one_hot([2, 0], 3)`` is ``[[0, 0, 1], [1, 0, 0]]``. An index

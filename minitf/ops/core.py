@@ -209,13 +209,12 @@ def _autopack(value, dtype, name):
     """A list that mixes tensors and numbers, such as ``[tf.shape(x)[0], -1]``,
     becomes one tensor as in TF: the numbers become constants of the tensors'
     dtype (named by their position) and a ``Pack`` op stacks the elements."""
-    from minitf.ops.array_ops import stack
     if dtype is None:
         dtype = _first_tensor_dtype(value)
     with name_scope(name) as scope:
         elements = [convert_to_tensor(v, dtype=dtype, name=str(i)) if _holds_tensor(v)
                     else constant(v, dtype=dtype, name=str(i)) for i, v in enumerate(value)]
-        return stack(elements, name=scope)
+        return array_ops.stack(elements, name=scope)
 
 
 def _first_tensor_dtype(value):
@@ -280,3 +279,8 @@ def dt_enum_name(dtype):
     """``DT_FLOAT`` for float32, ``DT_INT32`` for int32, as TF prints them."""
     name = dtype.base_dtype.name
     return "DT_" + _TF_ENUM_NAMES.get(name, name.upper())
+
+
+# At the end, not the top: array_ops imports this module's names (Const, make_op...),
+# so it can only be imported once they exist. ``_autopack`` uses its ``stack``.
+from minitf.ops import array_ops  # noqa: E402

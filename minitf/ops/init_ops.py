@@ -24,6 +24,7 @@ import numpy as np
 
 from minitf.framework import dtypes
 from minitf.ops import array_ops, random_ops
+from minitf.ops.core import constant
 
 __all__ = ["Initializer", "Zeros", "Ones", "Constant", "RandomUniform", "RandomNormal",
            "TruncatedNormal", "VarianceScaling", "GlorotUniform", "GlorotNormal"]
@@ -70,7 +71,6 @@ class Constant(Initializer):
         self.value = value
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        from minitf.ops.core import constant
         dtype = self._dtype(dtype)
         value = np.asarray(self.value, dtype=dtype.np_dtype)
         shape = [int(d) for d in shape]

@@ -178,14 +178,17 @@ def _sigmoid(x):
     return 1.0 / (1.0 + math.exp(-x))
 
 
+def _sigmoid_reference(x):
+    return np.reciprocal(1 + np.exp(-x))
+
+
 def _sigmoid_grad(op, grad):
     y = op.outputs[0]
     return [grad * y * (1.0 - y)]
 
 
-SIGMOID = unary_op("Sigmoid", {"f": _sigmoid}, lambda x: np.reciprocal(1 + np.exp(-x)),
-                   cpu=FLOAT_NAMES, vector_math="sigmoid", fusion="sigmoid_({x})",
-                   gradient=_sigmoid_grad)
+SIGMOID = unary_op("Sigmoid", {"f": _sigmoid}, _sigmoid_reference, cpu=FLOAT_NAMES,
+                   vector_math="sigmoid", fusion="sigmoid_({x})", gradient=_sigmoid_grad)
 
 
 def _tanh(x):

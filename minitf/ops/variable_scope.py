@@ -33,7 +33,9 @@ import weakref
 from minitf.framework import dtypes
 from minitf.framework.graph import get_default_graph
 from minitf.framework.tensor_shape import as_shape
+from minitf.framework.errors import UnimplementedError
 from minitf.ops import init_ops
+from minitf.ops.variables import Variable
 
 __all__ = ["AUTO_REUSE", "VariableScope", "variable_scope", "get_variable",
            "get_variable_scope"]
@@ -105,7 +107,6 @@ class _Store:
 
     def get_variable(self, scope, name, shape, dtype, initializer, trainable, collections,
                      validate_shape):
-        from minitf.ops.variables import Variable
         full_name = scope.name + "/" + name if scope.name else name
         dtype = dtypes.as_dtype(dtype if dtype is not None else scope.dtype).base_dtype
         shape = as_shape(shape) if shape is not None else None
@@ -194,7 +195,6 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     default is the scope's initializer, else Glorot-uniform for floats and
     zeros for everything else.
     """
-    from minitf.framework.errors import UnimplementedError
     for option, value in (("regularizer", regularizer), ("partitioner", partitioner),
                           ("custom_getter", custom_getter), ("constraint", constraint)):
         if value is not None:

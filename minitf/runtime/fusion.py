@@ -306,7 +306,7 @@ def generate_source(program, dtype, scalar, reduction):
         "import numpy as np",
         "from numba import prange",
         "",
-        "# Exp/Log/Tanh/Sigmoid as vectorizable arithmetic (minitf/kernels/cpu/vector_math.py)",
+        "# exp/log/tanh/sigmoid as vectorizable arithmetic (minitf/kernels/cpu/vector_math.py)",
         "from minitf.kernels.cpu.vector_math import (exp_%s as exp_, log_%s as log_," % (
             _SUFFIX[nb], _SUFFIX[nb]),
         "    tanh_%s as tanh_, sigmoid_%s as sigmoid_)" % (_SUFFIX[nb], _SUFFIX[nb]),

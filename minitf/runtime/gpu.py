@@ -69,7 +69,7 @@ def _driver_library_present():
 
 
 def _probe():
-    import numba
+    import numba   # lazy import: importing Numba is a start-up cost
     if numba.config.ENABLE_CUDASIM:
         return CudaStatus("simulated", "NUMBA_ENABLE_CUDASIM=1: numba runs CUDA kernels in "
                           "its Python simulator (cuda.is_available() is True, but there is "
@@ -82,7 +82,7 @@ def _probe():
                           "machine; ask for virtual GPUs with "
                           "ConfigProto(device_count={'GPU': 1}) or MINITF_VIRTUAL_GPUS=1")
     try:
-        from numba import cuda
+        from numba import cuda   # lazy import: the CUDA driver probe, only with a driver
         if not cuda.is_available():
             return CudaStatus("absent", "the CUDA driver is installed but numba found no "
                               "usable GPU (driver too old, or no device)")

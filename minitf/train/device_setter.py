@@ -15,6 +15,7 @@ so explicit requests win. This is TF's code path, kept line for line where
 the behaviour is subtle.
 """
 
+import hashlib
 import logging
 
 from minitf.framework.device_spec import DeviceSpec
@@ -135,6 +136,5 @@ class RandomStrategy:
         self._seed = seed
 
     def __call__(self, op):
-        import hashlib
         key = ("%s" % self._seed + op.name).encode()
         return int(hashlib.sha1(key).hexdigest(), 16) % self._num

@@ -12,7 +12,9 @@ import collections
 import os
 import time
 
+from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.train import training_util
+from minitf.train.saver import Saver
 
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs",
@@ -112,8 +114,6 @@ class CheckpointSaverHook(SessionRunHook):
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
 
     def begin(self):
-        from minitf.framework.graph import GraphKeys, get_default_graph
-        from minitf.train.saver import Saver
         self._global_step = training_util.get_global_step()
         if self._saver is None:
             savers = get_default_graph().get_collection(GraphKeys.SAVERS)

@@ -21,7 +21,10 @@ from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import variables as _variables
 from minitf.ops.control_flow_ops import group
 from minitf.runtime.session import Session
+from minitf.train.coordinator import Coordinator
 from minitf.train.hooks import (CheckpointSaverHook, SessionRunContext, SessionRunValues)
+from minitf.train.queue_runner import start_queue_runners
+from minitf.train.saver import Saver, latest_checkpoint
 
 WAIT_LOG_EVERY = 5.0
 
@@ -73,7 +76,6 @@ class Scaffold:
                 GraphKeys.LOCAL_INIT_OP,
                 lambda: group(_variables.local_variables_initializer(), name="local_init"))
         if self.saver is None and _variables.global_variables():
-            from minitf.train.saver import Saver
             savers = graph.get_collection(GraphKeys.SAVERS)
             self.saver = savers[0] if savers else Saver()
         if not graph.finalized:
@@ -92,7 +94,6 @@ class MonitoredSession:
     def __init__(self, master="", is_chief=True, checkpoint_dir=None, scaffold=None,
                  hooks=None, config=None, max_wait_secs=7200, stop_grace_period_secs=120,
                  log=None):
-        from minitf.train.coordinator import Coordinator
         self._log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         self._hooks = list(hooks or [])
         self._scaffold = scaffold or Scaffold()
@@ -114,7 +115,6 @@ class MonitoredSession:
             if missing:
                 raise RuntimeError("Init operations did not make model ready. "
                                    "Uninitialized: %s" % missing)
-            from minitf.train.queue_runner import start_queue_runners
             self._threads = []
             if self._graph.get_collection(GraphKeys.QUEUE_RUNNERS):
                 self._threads = start_queue_runners(self._sess, coord=self._coord,
@@ -130,7 +130,6 @@ class MonitoredSession:
         scaffold = self._scaffold
         restored = False
         if checkpoint_dir and scaffold.saver is not None:
-            from minitf.train.saver import latest_checkpoint
             path = latest_checkpoint(checkpoint_dir)
             if path is not None:
                 scaffold.saver.restore(self._sess, path)

@@ -5,8 +5,8 @@
 1. ``compute_gradients(loss, var_list)`` -> ``[(gradient, variable), ...]``,
    built by ``tf.gradients``;
 2. ``apply_gradients(grads_and_vars, global_step)`` -> one op that, when run,
-   updates every variable with its gradient (``ApplyGradientDescent``,
-   ``ApplyAdam``...) and then adds 1 to ``global_step``.
+   updates every variable with its gradient (one of the ``Apply*`` ops of
+   ``minitf/ops/training_ops.py``) and then adds 1 to ``global_step``.
 
 Each update op is *colocated with its variable*, and so are the optimizer's
 *slot variables* (Adam's two moment estimates ``w/Adam`` and ``w/Adam_1``,

@@ -19,6 +19,7 @@ the other pattern; see ``replica_device_setter`` and
 """
 
 from minitf.framework.graph import get_default_graph
+from minitf.layers import dense
 from minitf.ops import array_ops, math_ops, nn_ops
 from minitf.ops.core import name_scope
 from minitf.ops.control_flow_ops import group
@@ -74,7 +75,6 @@ def in_graph_replicas(make_variables, build_loss, inputs, devices, optimizer,
 def split_mlp(x, layer_sizes, devices, activation=None, seed=0):
     """A fully connected net whose layer ``i`` (weights and math) lives on
     ``devices[i % len(devices)]``; returns the logits."""
-    from minitf.layers import dense
     graph = get_default_graph()
     activation = activation or nn_ops.relu
     h = x

@@ -27,7 +27,9 @@ import threading
 import weakref
 
 from minitf.framework import errors
+from minitf.framework.default_session import get_default_session
 from minitf.framework.graph import GraphKeys, get_default_graph
+from minitf.runtime.session import BaseSession
 
 _log = logging.getLogger("minitf.train")
 
@@ -38,8 +40,7 @@ class QueueRunner:
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
                  queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
         if queue_runner_def is not None:
-            from minitf.framework.errors import UnimplementedError
-            raise UnimplementedError(None, None, "minitf does not build QueueRunners from "
+            raise errors.UnimplementedError(None, None, "minitf does not build QueueRunners from "
                                      "protos: pass the queue and its enqueue ops")
         if not queue:
             raise ValueError("Must provide queue.")
@@ -155,7 +156,6 @@ def add_queue_runner(qr, collection=GraphKeys.QUEUE_RUNNERS):
 def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
                         collection=GraphKeys.QUEUE_RUNNERS):
     """Start the threads of every QueueRunner in ``collection``; returns them."""
-    from minitf.runtime.session import BaseSession, get_default_session
     if sess is None:
         sess = get_default_session()
         if not sess:

@@ -22,6 +22,7 @@ import numpy as np
 from minitf.framework import errors
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import array_ops
+from minitf.ops.control_flow_ops import group
 from minitf.ops import variables as _variables
 
 _INDEX = "checkpoint"
@@ -53,7 +54,6 @@ class Saver:
                     restore_ops.append(v.assign(p).op if isinstance(v, _variables.Variable)
                                        else _variables.assign(v, p).op)
                 self._restore_feeds.append(p)
-        from minitf.ops.control_flow_ops import group
         self._restore_op = group(*restore_ops, name="restore_all") if restore_ops else None
         graph.add_to_collection(GraphKeys.SAVERS, self)
 

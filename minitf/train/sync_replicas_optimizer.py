@@ -31,6 +31,7 @@ from minitf.ops.control_flow_ops import group, no_op
 from minitf.ops.data_flow_ops import FIFOQueue
 from minitf.train.hooks import SessionRunHook
 from minitf.train.optimizer import Optimizer
+from minitf.train.queue_runner import QueueRunner
 
 
 class SyncReplicasOptimizer(Optimizer):
@@ -58,7 +59,6 @@ class SyncReplicasOptimizer(Optimizer):
             raise ValueError("Must supply at least one variable")
         if global_step is None:
             raise ValueError("Global step is required to check staleness")
-        from minitf.train.queue_runner import QueueRunner
         graph = get_default_graph()
         self._global_step = global_step
         step_dtype = global_step.dtype.base_dtype

@@ -10,6 +10,7 @@ import numpy as np
 
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import variables as _variables
+from minitf.ops.variables import VARIABLE_V2
 
 
 def get_global_step(graph=None):
@@ -21,7 +22,7 @@ def get_global_step(graph=None):
     if steps:
         return steps[0]
     op = graph._nodes_by_name.get("global_step")
-    if op is not None and op.type == "VariableV2":
+    if op is not None and op.op_def is VARIABLE_V2:
         for v in graph.get_collection(GraphKeys.GLOBAL_VARIABLES):
             if v.op is op:
                 return v
