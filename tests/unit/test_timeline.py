@@ -32,10 +32,13 @@ def test_one_process_per_task_and_one_slice_per_op(step):
         ns.node_name for d in stats.dev_stats for ns in d.node_stats)
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events(trace, "M")
                if e["name"] == "thread_name"}
+    spans = {ns.node_name: (ns.all_start_micros, ns.all_end_rel_micros)
+             for d in stats.dev_stats for ns in d.node_stats}
     for e in ops:  # each op sits on its device's thread, inside its task's process
         device = threads[(e["pid"], e["tid"])]
         assert device.startswith(processes[e["pid"]] + "/device:")
-        assert isinstance(e["ts"], int) and e["dur"] >= 0
+        # ...over exactly the span its step stats recorded
+        assert (e["ts"], e["dur"]) == spans[e["args"]["name"]]
 
 
 def test_a_flow_arrow_per_transfer_bound_to_slices(step):

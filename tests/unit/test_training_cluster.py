@@ -42,7 +42,8 @@ def test_asynchronous_training_counts_every_step_and_converges():
     # other updates between this step's read of w and its update.
     staleness = results[-1]["staleness"]
     assert sum(staleness.values()) == steps
-    assert all(int(k) >= 0 for k in staleness)
+    # An update can have seen at most every other update of the run in between.
+    assert all(0 <= int(k) < steps for k in staleness)
 
 
 def test_sync_replicas_drop_stale_gradients_and_stop_cleanly():
