@@ -112,6 +112,7 @@ def config_to_wire(config):
             "use_per_session_threads": config.use_per_session_threads,
             "fuse_elementwise": graph_options.fuse_elementwise,
             "opt_level": graph_options.optimizer_options.opt_level,
+            "do_constant_folding": graph_options.optimizer_options.do_constant_folding,
             "transfer_compression": graph_options.transfer_compression}
 
 
@@ -128,6 +129,8 @@ def config_from_wire(d):
         config.graph_options.fuse_elementwise = bool(d.get("fuse_elementwise", True))
         config.graph_options.optimizer_options.opt_level = int(
             d.get("opt_level", OptimizerOptions.L1))
+        config.graph_options.optimizer_options.do_constant_folding = bool(
+            d.get("do_constant_folding"))
         config.graph_options.transfer_compression = d.get("transfer_compression") or ""
     return config
 
@@ -150,7 +153,8 @@ def stats_to_wire(dev_stats, transfers):
     return {"dev_stats": [{"device": dev.device, "nodes": [
         [n.node_name, n.op_type, n.all_start_micros, n.all_end_rel_micros,
          [[o.slot, o.tensor_description.dtype, o.tensor_description.shape,
-           o.tensor_description.requested_bytes] for o in n.output], n.thread_id]
+           o.tensor_description.requested_bytes] for o in n.output], n.thread_id,
+         n.timeline_label]
         for n in dev.node_stats]} for dev in dev_stats],
         "transfers": [transfer_to_wire(t) for t in transfers]}
 
@@ -167,7 +171,7 @@ def stats_from_wire(stats):
         nodes = [NodeExecStats(node_name=n[0], op_type=n[1], all_start_micros=n[2],
                                op_start_rel_micros=0, op_end_rel_micros=n[3],
                                all_end_rel_micros=n[3], thread_id=n[5],
-                               timeline_label="%s = %s()" % (n[0], n[1]),
+                               timeline_label=n[6],
                                output=[NodeOutput(slot=o[0], tensor_description=TensorDescription(
                                    dtype=o[1], shape=o[2], requested_bytes=o[3]))
                                    for o in n[4]])

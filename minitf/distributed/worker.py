@@ -22,12 +22,13 @@ from minitf.framework import errors
 from minitf.framework.graph import Graph
 from minitf.framework.op_def import DEAD
 from minitf.distributed import protocol
-from minitf.runtime.executor import Plan, StepState
+from minitf.runtime.executor import Plan
+from minitf.runtime.step import StepState
 from minitf.runtime.plan_cache import PlanCache
 from minitf.runtime.rendezvous import Rendezvous
 from minitf.runtime.resource_manager import ResourceManager
 from minitf.runtime.thread_pools import pools_for
-from minitf.runtime.config import fuse_elementwise
+from minitf.runtime.config import fold_constants, fuse_elementwise
 from minitf.runtime.tracing import Trace
 
 
@@ -90,7 +91,7 @@ class _Partition:
         fed_ops = {t.op for t in feeds}
         targets = [op for op in graph.get_operations() if op not in fed_ops]
         return Plan(graph, fetches, targets, feeds, self.placer, self.contexts, self.pools,
-                    fuse=fuse_elementwise(self.config))
+                    fuse=fuse_elementwise(self.config), fold=fold_constants(self.config))
 
     def close(self):
         if self.owns_pools:

@@ -85,10 +85,11 @@ class GPUOptions(_Message):
 
 class OptimizerOptions(_Message):
     """TF's graph optimizer settings. ``opt_level``: ``L1`` (0, the default) runs
-    minitf's graph optimization, elementwise fusion (TF's L1 folds constants
-    and removes common subexpressions instead); ``L0`` (-1) runs none, so every
-    op runs as built. Asking for constant folding or common-subexpression
-    elimination is refused: minitf does not do them."""
+    minitf's default graph optimization, elementwise fusion (TF's L1 folds
+    constants and removes common subexpressions instead); ``L0`` (-1) runs
+    none, so every op runs as built. ``do_constant_folding=True`` folds
+    constants (minitf/runtime/constant_folding.py). Common-subexpression
+    elimination is refused: minitf does not do it."""
     L1 = 0
     L0 = -1
     DEFAULT = 0
@@ -201,9 +202,6 @@ def check_supported(config, remote=False):
     """Refuse, with a message, every ConfigProto option minitf cannot honour
     (every other field is honoured; none is silently ignored)."""
     opt = config.graph_options.optimizer_options
-    if opt.do_constant_folding:
-        raise _unsupported("constant folding (optimizer_options.do_constant_folding)",
-                           "Leave it unset: every op runs as built.")
     if opt.do_common_subexpression_elimination:
         raise _unsupported("common subexpression elimination "
                            "(optimizer_options.do_common_subexpression_elimination)",
@@ -228,6 +226,12 @@ def check_run_options(options):
         raise _unsupported("RunOptions.inter_op_thread_pool=%d" % options.inter_op_thread_pool,
                            "A session has one inter-op pool "
                            "(ConfigProto.inter_op_parallelism_threads).")
+
+
+def fold_constants(config):
+    """Whether a session with ``config`` folds constants (see constant_folding.py)."""
+    options = config.graph_options.optimizer_options
+    return bool(options.do_constant_folding) and options.opt_level != OptimizerOptions.L0
 
 
 def fuse_elementwise(config):

@@ -12,8 +12,10 @@ by every step with that signature:
 4. **bind**  - look up each op's kernel for its device in the registry and
    build its ``compute(ctx, inputs)`` function: one :class:`Node` per op.
 
-Then host<->GPU copies are inserted on edges between memories (copies.py) and
-chains of elementwise ops are fused (fusion.py); both only rewrite nodes.
+Then the graph optimizations the session asked for rewrite the nodes: ops whose
+value cannot change are computed once (constant_folding.py, off by default),
+host<->GPU copies are inserted on edges between memories (copies.py) and
+chains of elementwise ops are fused (fusion.py).
 
 Running a plan then is a loop over ``nodes``. Two ways:
 
@@ -42,46 +44,12 @@ from minitf.framework import errors
 from minitf.framework.op_def import DEAD
 from minitf.kernels import registry
 from minitf.ops.variables import VariableResource, read_ref
-from minitf.runtime import copies, deadness, fusion
+from minitf.runtime import constant_folding, copies, deadness, fusion
 from minitf.runtime.node import Node
+from minitf.runtime.step import KernelContext
 
 
 DEADLINE_GRACE = 1.0  # seconds
-
-
-class StepState:
-    """What all ops of one step share: a cancellation flag and an absolute
-    deadline (``time.monotonic()``), both watched by blocking kernels; the
-    rendezvous that ``_Send``/``_Recv`` use; the trace (or None); the variable
-    versions the step read; the step's GPU memory accounting (or None)."""
-
-    __slots__ = ("cancelled", "deadline", "step_id", "rendezvous", "trace", "read_versions",
-                 "memory")
-
-    def __init__(self, deadline=None, step_id=0, rendezvous=None, trace=None):
-        self.cancelled = threading.Event()
-        self.deadline = deadline
-        self.step_id = step_id
-        self.rendezvous = rendezvous
-        self.trace = trace
-        self.read_versions = {}
-        self.memory = None
-
-    def time_left(self):
-        return None if self.deadline is None else self.deadline - time.monotonic()
-
-
-class KernelContext:
-    """What a kernel may use besides its inputs: its device's resource manager
-    (variables, queues...), the device, per-session state, and the step."""
-
-    __slots__ = ("resources", "device", "session_state", "step")
-
-    def __init__(self, resources, device, session_state, step):
-        self.resources = resources
-        self.device = device
-        self.session_state = session_state
-        self.step = step
 
 
 def _fetched(values):
@@ -118,9 +86,11 @@ class Plan:
 
     ``contexts``: device name -> (ResourceManager, session state dict);
     ``pools``: the :class:`~minitf.runtime.thread_pools.ThreadPools` the
-    dataflow executor uses; ``fuse``: the session's ``fuse_elementwise``."""
+    dataflow executor uses; ``fuse``/``fold``: the session's graph
+    optimizations (fusion.py, constant_folding.py)."""
 
-    def __init__(self, graph, fetches, targets, feeds, placer, contexts, pools, fuse=True):
+    def __init__(self, graph, fetches, targets, feeds, placer, contexts, pools, fuse=True,
+                 fold=False):
         self.graph = graph
         self.feeds = list(feeds)
         self._pools = pools
@@ -158,6 +128,10 @@ class Plan:
             self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
                                    row.blocking))
         fetch_slots = [slot_of[t] for t in fetches]
+        self.placement = {s.op.name: s.device.name for s in self.nodes}
+        self.constants = {}
+        if fold:
+            self.nodes, self.constants = constant_folding.fold(self.nodes, contexts)
         devices = placer.devices
         if isinstance(devices, dict):
             devices = devices.values()
@@ -198,8 +172,6 @@ class Plan:
         self.devices = sorted({s.device.name for s in self.nodes})
         self.contexts = contexts
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
-        self.placement = {op.name: s.device.name for s in self.nodes
-                          for op in _ops_of(s) if not getattr(op, "is_copy", False)}
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feed_values, step):
@@ -207,6 +179,8 @@ class Plan:
         the fetched values (refs already read) in fetch order."""
         vals = [None] * self.n_slots
         vals[:len(feed_values)] = feed_values
+        for slot, value in self.constants.items():    # folded at plan time
+            vals[slot] = value
         if self.memory is not None:
             step.memory = self.memory.start(step.trace)
         try:

@@ -16,9 +16,10 @@ import time
 from minitf.framework.device_spec import DeviceSpec
 from minitf.kernels import threads
 from minitf.runtime import runtimes
-from minitf.runtime.config import check_run_options, fuse_elementwise
+from minitf.runtime.config import check_run_options, fold_constants, fuse_elementwise
 from minitf.runtime.devices import local_devices
-from minitf.runtime.executor import Plan, StepState
+from minitf.runtime.executor import Plan
+from minitf.runtime.step import StepState
 from minitf.runtime.placer import Placer
 from minitf.runtime.plan_cache import PlanCache
 from minitf.runtime.resource_manager import ResourceManager
@@ -44,12 +45,13 @@ class LocalRuntime:
         self.pools, self._owns_pools = pools_for(config, "minitf-session")
         self.plans = PlanCache(self._build_plan)
         self._fuse = fuse_elementwise(config)
+        self._fold = fold_constants(config)
         self._running = set()  # StepStates of the steps in flight
 
     def _build_plan(self, key):
         fetches, targets, feeds = key
         return Plan(self.graph, fetches, targets, feeds, self.placer, self.contexts,
-                    self.pools, fuse=self._fuse)
+                    self.pools, fuse=self._fuse, fold=self._fold)
 
     def run(self, fetches, targets, feeds, feed_values, options, run_metadata):
         check_run_options(options)

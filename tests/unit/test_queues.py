@@ -9,7 +9,7 @@ import pytest
 import minitf.compat.v1 as tf
 from minitf.framework import errors
 from minitf.ops import queues
-from minitf.runtime.executor import StepState
+from minitf.runtime.step import StepState
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,47 @@
+"""One step (one ``sess.run``, or a task's part of it): what its ops share.
+
+:class:`StepState` is made per step by the session (or the worker) and handed
+to every kernel inside a :class:`KernelContext`, with the kernel's device and
+that device's resource manager. It is how a kernel reaches state without
+importing anything above it: variables and queues through ``ctx.resources``,
+the other tasks through ``ctx.step.rendezvous``, the trace through
+``ctx.step.trace``.
+"""
+
+import threading
+import time
+
+
+class StepState:
+    """What all ops of one step share: a cancellation flag and an absolute
+    deadline (``time.monotonic()``), both watched by blocking kernels; the
+    rendezvous that ``_Send``/``_Recv`` use; the trace (or None); the variable
+    versions the step read; the step's GPU memory accounting (or None)."""
+
+    __slots__ = ("cancelled", "deadline", "step_id", "rendezvous", "trace", "read_versions",
+                 "memory")
+
+    def __init__(self, deadline=None, step_id=0, rendezvous=None, trace=None):
+        self.cancelled = threading.Event()
+        self.deadline = deadline
+        self.step_id = step_id
+        self.rendezvous = rendezvous
+        self.trace = trace
+        self.read_versions = {}
+        self.memory = None
+
+    def time_left(self):
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+
+class KernelContext:
+    """What a kernel may use besides its inputs: its device's resource manager
+    (variables, queues...), the device, per-session state, and the step."""
+
+    __slots__ = ("resources", "device", "session_state", "step")
+
+    def __init__(self, resources, device, session_state, step):
+        self.resources = resources
+        self.device = device
+        self.session_state = session_state
+        self.step = step

@@ -1,0 +1,191 @@
+"""Every ConfigProto / RunOptions field is honoured or refused with a message.
+
+Graph optimizations (constant folding, fusion, opt_level), the thread options
+(inter-op pool width, per-session pools, the per-kernel thread budget), the
+ones minitf refuses, and the same options on a remote session.
+"""
+
+import numba
+import numpy as np
+import pytest
+
+import minitf.compat.v1 as tf
+from minitf.distributed.launcher import LocalCluster
+from minitf.kernels import threads
+
+FULL = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+
+
+def traced(sess, fetches, feed_dict=None):
+    md = tf.RunMetadata()
+    value = sess.run(fetches, feed_dict, options=FULL, run_metadata=md)
+    return value, sorted(n.node_name for d in md.step_stats.dev_stats for n in d.node_stats)
+
+
+def folding(on=True, **options):
+    return tf.ConfigProto(graph_options=tf.GraphOptions(
+        optimizer_options=tf.OptimizerOptions(do_constant_folding=on, **options)))
+
+
+# -- constant folding -----------------------------------------------------------------------------
+def test_constant_folding_computes_constant_subgraphs_once():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, name="x")
+        k = tf.add(tf.constant(2.0, name="two") * 3.0, 1.0, name="k")
+        y = tf.multiply(x, k, name="y")
+        with tf.Session(config=folding()) as sess:
+            value, ran = traced(sess, y, {x: 2.0})
+            assert value == 14.0 and ran == ["y"]       # two, mul, k: computed once, at plan time
+            assert traced(sess, k)[0] == 7.0
+        with tf.Session() as sess:                      # off by default: every op runs
+            value, ran = traced(sess, y, {x: 2.0})
+            assert value == 14.0 and {"two", "k", "y"} <= set(ran)
+
+
+def test_stateful_ops_and_variables_never_fold():
+    with tf.Graph().as_default():
+        r = tf.random_uniform([3], seed=1, name="r") * 2.0
+        v = tf.Variable(1.0, name="v")
+        w = v * 10.0
+        with tf.Session(config=folding()) as sess:
+            first, second = sess.run(r), sess.run(r)
+            assert not np.array_equal(first, second)     # a new draw each step
+            sess.run(v.initializer)
+            assert sess.run(w) == 10.0
+            sess.run(v.assign(2.0))
+            assert sess.run(w) == 20.0                   # reads the variable every step
+
+
+def test_a_failing_op_is_not_folded_and_fails_in_the_step():
+    with tf.Graph().as_default():
+        p = tf.placeholder(tf.float32, [2], name="p")
+        y = p + tf.constant([1.0, 2.0])
+        with tf.Session(config=folding()) as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="You must feed a value for placeholder tensor 'p'"):
+                sess.run(y)
+            assert sess.run(y, {p: [1.0, 1.0]}).tolist() == [2.0, 3.0]
+
+
+def test_opt_level_l0_runs_every_op_as_built():
+    def ran_with(config):
+        with tf.Graph().as_default():
+            a = tf.placeholder(tf.float32, [4], name="a")
+            y = tf.reduce_sum(tf.nn.relu(a * 2.0 + 1.0), name="total")
+            with tf.Session(config=config) as sess:
+                md = tf.RunMetadata()
+                sess.run(y, {a: np.ones(4, np.float32)}, options=FULL, run_metadata=md)
+        return [n.timeline_label for d in md.step_stats.dev_stats for n in d.node_stats]
+    assert any("[fused:" in label for label in ran_with(None))
+    l0 = tf.ConfigProto(graph_options=tf.GraphOptions(
+        optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))
+    assert not any("[fused:" in label for label in ran_with(l0))
+    # L0 is "no optimizations": constant folding asked for as well does not happen.
+    folded_l0 = folding(opt_level=tf.OptimizerOptions.L0)
+    assert not any("[fused:" in label for label in ran_with(folded_l0))
+
+
+# -- refused options ------------------------------------------------------------------------------
+@pytest.mark.parametrize("config,message", [
+    (tf.ConfigProto(graph_options=tf.GraphOptions(optimizer_options=tf.OptimizerOptions(
+        do_common_subexpression_elimination=True))),
+     "minitf does not support common subexpression elimination"),
+    (tf.ConfigProto(graph_options=tf.GraphOptions(optimizer_options=tf.OptimizerOptions(
+        opt_level=2))), r"minitf does not support optimizer_options.opt_level=2"),
+    (tf.ConfigProto(graph_options=tf.GraphOptions(infer_shapes=True)),
+     "minitf does not support graph_options.infer_shapes"),
+    (tf.ConfigProto(inter_op_parallelism_threads=-1),
+     "minitf does not support a negative thread count"),
+])
+def test_options_minitf_cannot_honour_are_refused(config, message):
+    with pytest.raises(tf.errors.UnimplementedError, match=message):
+        tf.Session(graph=tf.Graph(), config=config)
+
+
+def test_run_options_inter_op_thread_pool_is_refused():
+    with tf.Graph().as_default():
+        c = tf.constant(1.0)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.UnimplementedError,
+                               match="RunOptions.inter_op_thread_pool=1"):
+                sess.run(c, options=tf.RunOptions(inter_op_thread_pool=1))
+
+
+def test_isolate_session_state_is_local_but_refused_on_a_server():
+    with tf.Graph().as_default():
+        v = tf.Variable(1.0)
+        config = tf.ConfigProto(isolate_session_state=True)
+        with tf.Session(config=config) as a, tf.Session(config=config) as b:
+            a.run(v.initializer)
+            with pytest.raises(tf.errors.FailedPreconditionError):
+                b.run(v)                                 # local sessions never share
+        server = tf.train.Server.create_local_server()
+        try:
+            with pytest.raises(tf.errors.UnimplementedError,
+                               match="isolate_session_state on a server"):
+                tf.Session(server.target, config=config)
+        finally:
+            server.stop()
+
+
+# -- threads ----------------------------------------------------------------------------------------
+def test_inter_op_width_and_per_session_pools():
+    with tf.Graph().as_default() as g:
+        shared = [tf.Session(graph=g, config=tf.ConfigProto(inter_op_parallelism_threads=3))
+                  for _ in range(2)]
+        own = [tf.Session(graph=g, config=tf.ConfigProto(inter_op_parallelism_threads=3,
+                                                         use_per_session_threads=True))
+               for _ in range(2)]
+        try:
+            assert shared[0]._runtime.pools is shared[1]._runtime.pools   # TF's default
+            assert own[0]._runtime.pools is not own[1]._runtime.pools
+            for s in shared + own:
+                assert s._runtime.pools.width == 3
+            inter_op, _ = shared[0]._runtime.pools.get()
+            assert inter_op._max_workers == 3
+        finally:
+            for s in shared + own:
+                s.close()
+
+
+def test_intra_op_threads_is_every_kernel_threads_budget():
+    seen = {}
+    with tf.Graph().as_default():
+        with tf.device("/cpu:0"):
+            a = tf.constant(np.ones(1 << 17, np.float32))
+        with tf.device("/cpu:1"):
+            b = tf.constant(np.ones(1 << 17, np.float32))
+        total = tf.reduce_sum(a) + tf.reduce_sum(b)      # two devices: the pool's threads
+        config = tf.ConfigProto(intra_op_parallelism_threads=1, device_count={"CPU": 2})
+        with tf.Session(config=config) as sess:
+            assert sess.run(total) == 2 * (1 << 17)
+            inter_op, _ = sess._runtime.pools.get()
+            seen["pool"] = inter_op.submit(
+                lambda: (threads.kernel_threads(), numba.get_num_threads())).result()
+            seen["caller"] = (threads.kernel_threads(), numba.get_num_threads())
+    assert seen["pool"] == (1, 1) and seen["caller"] == (1, 1)
+
+
+# -- on a server ------------------------------------------------------------------------------------
+def test_a_remote_session_ships_its_graph_options_to_the_workers():
+    with LocalCluster({"worker": 1}) as cluster:
+        with tf.Graph().as_default():
+            a = tf.placeholder(tf.float32, [4], name="a")
+            y = tf.reduce_sum(tf.nn.relu(a * 2.0 + 1.0), name="total")
+            k = tf.constant(3.0, name="three") * 2.0
+            feeds = {a: np.ones(4, np.float32)}
+            labels = {}
+            for name, config in (
+                    ("default", None),
+                    ("unfused", tf.ConfigProto(graph_options=tf.GraphOptions(
+                        fuse_elementwise=False))),
+                    ("folded", folding())):
+                with tf.Session(cluster.target("worker", 0), config=config) as sess:
+                    md = tf.RunMetadata()
+                    sess.run([y, k], feeds, options=FULL, run_metadata=md)
+                    labels[name] = [n.timeline_label for d in md.step_stats.dev_stats
+                                    for n in d.node_stats]
+    assert any("[fused:" in label for label in labels["default"])
+    assert not any("[fused:" in label for label in labels["unfused"])
+    assert not any(label.startswith("three ") for label in labels["folded"])
+    assert any(label.startswith("three ") for label in labels["default"])
