@@ -114,24 +114,18 @@ def _shuffle_kernel(op, backend):
     return compute
 
 
-# Random ops are stateful: each run draws new numbers, so nothing may cache them.
-_RANDOM_ATTRS = ("shape", "dtype", "T", "seed", "seed2")
-RANDOM_UNIFORM = declare(OpDef(
-    "RandomUniform", inputs=("shape",), attrs=_RANDOM_ATTRS + ("minval", "maxval"),
-    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
-    kernel=_uniform_kernel))
-RANDOM_UNIFORM_INT = declare(OpDef(
-    "RandomUniformInt", inputs=("shape",), attrs=_RANDOM_ATTRS + ("minval", "maxval"),
-    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
-    kernel=_uniform_int_kernel))
-RANDOM_STANDARD_NORMAL = declare(OpDef(
-    "RandomStandardNormal", inputs=("shape",), attrs=_RANDOM_ATTRS + ("mean", "stddev"),
-    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
-    kernel=_normal_kernel))
-TRUNCATED_NORMAL = declare(OpDef(
-    "TruncatedNormal", inputs=("shape",), attrs=_RANDOM_ATTRS + ("mean", "stddev"),
-    gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
-    kernel=_truncated_normal_kernel))
+def _random_row(name, kernel, parameters):
+    # Random ops are stateful: each run draws new numbers, so nothing may fold them.
+    return declare(OpDef(name, inputs=("shape",),
+                         attrs=("shape", "dtype", "T", "seed", "seed2") + parameters,
+                         gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
+                         kernel=kernel))
+
+
+RANDOM_UNIFORM = _random_row("RandomUniform", _uniform_kernel, ("minval", "maxval"))
+RANDOM_UNIFORM_INT = _random_row("RandomUniformInt", _uniform_int_kernel, ("minval", "maxval"))
+RANDOM_STANDARD_NORMAL = _random_row("RandomStandardNormal", _normal_kernel, ("mean", "stddev"))
+TRUNCATED_NORMAL = _random_row("TruncatedNormal", _truncated_normal_kernel, ("mean", "stddev"))
 RANDOM_SHUFFLE = declare(OpDef(
     "RandomShuffle", inputs=("value",), attrs=("T", "seed", "seed2"),
     gradient=NOT_DIFFERENTIABLE, stateful=True, kernel=_shuffle_kernel))

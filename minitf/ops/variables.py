@@ -138,13 +138,17 @@ VARIABLE_V2 = declare(OpDef(
     kernel=_variable_kernel))
 
 
-def _charging_gpu_memory(ctx, ref, value):
-    """On a GPU, charge the variable's new buffer to the device's allocator before
-    it is written (so running out of memory leaves the variable untouched)."""
+def _write(ctx, ref, value):
+    """Store ``value`` in the variable (the caller holds its lock). On a GPU the new
+    buffer is charged to the device's allocator *before* it is written, so running
+    out of memory leaves the variable untouched, and reads of it are then known
+    to be views of memory already charged."""
     allocator = ctx.device.allocator
     if allocator is not None and hasattr(value, "nbytes"):
         allocator.charge_variable(ref, value.nbytes, value.shape, value.dtype.name)
-    return allocator
+    ref.write(value)
+    if allocator is not None:
+        allocator.alias_variable(ref, ref._buffer)
 
 
 def _assign_kernel(op, backend):
@@ -163,10 +167,7 @@ def _assign_kernel(op, backend):
                 raise errors.InvalidArgumentError(
                     None, None, "Assign requires shapes of both tensors to match. lhs shape= "
                     "%s rhs shape= %s" % (shape_text(ref.shape), list(value.shape)))
-            allocator = _charging_gpu_memory(ctx, ref, value)
-            ref.write(value)
-            if allocator is not None:
-                allocator.alias_variable(ref, ref._buffer)
+            _write(ctx, ref, value)
         return [ref]
     return compute
 
@@ -191,11 +192,7 @@ def _update_kernel(row):
                     raise errors.InvalidArgumentError(
                         None, None, "Must have the same shape: %s vs %s" % (
                             list(old.shape), list(delta.shape)))
-                new = binary(row, old, delta)
-                allocator = _charging_gpu_memory(ctx, ref, new)
-                ref.write(new)
-                if allocator is not None:
-                    allocator.alias_variable(ref, ref._buffer)
+                _write(ctx, ref, binary(row, old, delta))
             return [ref]
         return compute
     return kernel

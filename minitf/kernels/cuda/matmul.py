@@ -35,6 +35,9 @@ def _at(m, t, i, j, rows_stride, cols_stride, batch_stride, rows, cols):
     return 0
 
 
+# Two copies, float32 and float64, the same to the letter but for the dtype: a shared
+# array's dtype must be a compile-time constant in numba.cuda, and a kernel made by a
+# closure per dtype would miss Numba's cache (see minitf/kernels/cpu/compile.py).
 @cuda.jit(cache=True)
 def matmul_f32(a, b, out, M, K, N, a_rs, a_cs, a_bs, b_rs, b_cs, b_bs):
     sa = cuda.shared.array((TILE, TILE), float32)
