@@ -47,7 +47,7 @@ def task_summary(task):
                 used[device] = used.get(device, 0) + nbytes(summary)
                 shape = summary.get("shape")
                 held.append({"device": device, "container": container, "name": name,
-                             "kind": summary.get("kind", "?"),
+                             "kind": summary.get("kind", "?"), "bytes": nbytes(summary),
                              "what": "%s%s" % (summary.get("dtype", ""),
                                                list(shape) if shape is not None else "")})
     return devices, used, sorted(held, key=lambda h: (h["device"], h["container"], h["name"]))
@@ -202,6 +202,8 @@ class ClusterView(SvgView):
                              "task's containers hold on it", css="memory-text")
             yy += 40
         d.text(x + 10, yy + 8, "holds:" if held else "holds nothing yet", color="#333")
+        # Biggest first: the weights, not the optimizer's scalars, make the list.
+        held = sorted(held, key=lambda h: (-h["bytes"], h["name"]))
         for hld in held[:MAX_HELD]:
             yy += 16
             what = "  " + hld["what"]

@@ -109,7 +109,7 @@ class TransferView(SvgView):
         self.window = widgets.FloatRangeSlider(
             description="window (ms)", min=0.0, max=1.0, value=(0.0, 1.0), step=0.001,
             continuous_update=False, readout_format=".3f",
-            layout=widgets.Layout(width="420px"))
+            style={"description_width": "initial"}, layout=widgets.Layout(width="460px"))
         self.rows_header = widgets.HTML()
         self.rows = widgets.Select(options=[("(none)", -1)], value=-1, rows=8,
                                    layout=widgets.Layout(width="100%"))

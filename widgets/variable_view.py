@@ -16,7 +16,8 @@ block for its range, mean, min and max) and, under it, its history: the
 value (or the mean of an array) at every poll. You pick the variables in
 "panels"; until you do, the view picks the largest ones and the ones that
 change fastest, so a training run shows its weight matrices, not the
-optimizer's scalars.
+optimizer's scalars. Pick one variable in "history" to see its history
+large, under the panels.
 
 The polling runs in a background (daemon) thread, so the kernel stays free
 to run your training cells; each poll asks every task with a short deadline.
@@ -32,6 +33,7 @@ import numpy as np
 
 from .base import SvgView, fixed_width, html_table
 from .colors import device_colors
+from .axis import ticks
 from .drawing import Drawing, chars_that_fit
 from .names import format_bytes, short_device, shorten_name
 from .state import read_tasks, variables_of
@@ -130,12 +132,15 @@ class VariableStateView(SvgView):
         self.panels.add_class("minitf-rows")
         self.default_button = widgets.Button(description="largest & fastest",
                                              tooltip="let the view pick the panels again")
+        self.history_of = widgets.Dropdown(description="history", options=["all"],
+                                           value="all", layout=widgets.Layout(width="360px"))
         self.status = widgets.HTML()
         self.table = widgets.HTML()
-        super().__init__(controls=[self.mode], details=[
+        super().__init__(controls=[self.mode, self.history_of], details=[
             widgets.HBox([self.panels, self.default_button]), self.status, self.table],
             width=width)
         self.panels.observe(self._on_pick, names="value")
+        self.history_of.observe(self._on_history, names="value")
         self.default_button.on_click(self._on_default)
         self.poll()  # the first picture is ready when the cell finishes
         self.thread = None
@@ -253,11 +258,19 @@ class VariableStateView(SvgView):
             options = [(self._option(k), k) for k in keys]
         keep = self.default_picks() if self.auto_pick else \
             [k for k in self.panels.value if k in keys]
+        focus = self.history_key()
+        if focus is not None and focus in keys and focus not in keep:
+            keep = [focus] + keep[:MAX_PANELS - 1]
+        labels = ["all"] + [self.history_label(k) for k in keys]
         self._setting = True
         try:
             if list(self.panels.options) != options:
                 self.panels.options = options
             self.panels.value = tuple(keep)
+            if list(self.history_of.options) != labels:
+                value = self.history_of.value if self.history_of.value in labels else "all"
+                self.history_of.options = labels
+                self.history_of.value = value
         finally:
             self._setting = False
 
@@ -276,6 +289,24 @@ class VariableStateView(SvgView):
         if self._setting:
             return
         self.auto_pick = False
+        self.redraw()
+
+    @staticmethod
+    def history_label(key):
+        """``ps/task:0 hidden1/kernel``: a variable as the "history" picker lists it."""
+        return "%s %s" % (short_device(key[0]), key[1])
+
+    def history_key(self):
+        """The variable picked in "history" (drawn large under the panels), or None."""
+        for key in self.variables:
+            if self.history_label(key) == self.history_of.value:
+                return key
+        return None
+
+    def _on_history(self, change):
+        if self._setting:
+            return
+        self._refresh_picker()  # the variable gets a panel too
         self.redraw()
 
     def _on_default(self, _=None):
@@ -299,7 +330,10 @@ class VariableStateView(SvgView):
         per_row = max(1, (self.width - 16) // (PANEL_W + 12))
         rows = max(1, -(-len(picked) // per_row))
         panel_h = 38 + MAP_H + 26 + (SPARK_H + 26 if not self.from_trace else 0)
-        d = Drawing(self.width, 50 + rows * (panel_h + 12))
+        focus = self.history_key()
+        chart_h = 210 if focus is not None and history.get(focus) else 0
+        panels_bottom = 34 + rows * (panel_h + 12)
+        d = Drawing(self.width, panels_bottom + chart_h + 16)
         title = "%d variables on %d task%s, %d in panels" % (
             len(variables), len({t for t, _ in variables}),
             "" if len({t for t, _ in variables}) == 1 else "s", len(picked))
@@ -314,7 +348,44 @@ class VariableStateView(SvgView):
             y = 34 + (i // per_row) * (panel_h + 12)
             self._draw_panel(d, x, y, panel_h, key, variables[key], history.get(key, []),
                              colors.get(variables[key]["device"], "#333"))
+        if chart_h:
+            self._draw_history(d, panels_bottom + 6, chart_h - 10, focus, variables[focus],
+                               history[focus], colors.get(variables[focus]["device"], "#333"))
         return d
+
+    def _draw_history(self, d, top, h, key, s, points, color):
+        """A large chart of one variable's history (the "history" picker)."""
+        x0, x1 = 70, self.width - 16
+        y0, y1 = top + 26, top + h - 30
+        a = np.asarray(s.get("value", 0))
+        what = key[1] if a.size == 1 else "mean(%s)" % key[1]
+        d.text(8, top + 14, "history of %s on %s: %d poll%s" % (
+            what, short_device(key[0]), len(points), "" if len(points) == 1 else "s"),
+            size=12, weight="bold", css="history-chart-title")
+        values = [p[1] for p in points]
+        lo, hi = min(values), max(values)
+        if hi == lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        t_lo, t_hi = points[0][0], max(points[-1][0], points[0][0] + 1e-6)
+        d.rect(x0, y0, x1 - x0, y1 - y0, fill="white", stroke="#cccccc")
+        for v in ticks(lo, hi, y1 - y0, 30):
+            vy = y1 - (v - lo) / (hi - lo) * (y1 - y0)
+            d.line(x0, vy, x1, vy, stroke="#eeeeee")
+            d.text(x0 - 6, vy + 4, "%.3g" % v, anchor="end", color="#444")
+        for v in ticks(t_lo, t_hi, x1 - x0, 70):
+            vx = x0 + (v - t_lo) / (t_hi - t_lo) * (x1 - x0)
+            d.text(vx, y1 + 16, "%g s" % round(v, 3), anchor="middle", color="#444")
+        pts = [(x0 + (t - t_lo) / (t_hi - t_lo) * (x1 - x0),
+                y1 - (v - lo) / (hi - lo) * (y1 - y0)) for t, v, _ in points]
+        if len(pts) > 1:
+            d.path([("M",) + pts[0]] + [("L",) + p for p in pts[1:]], stroke=color,
+                   stroke_width=2, css="history-chart-line",
+                   title="%s over %d polls: from %.6g to %.6g" % (what, len(points), values[0],
+                                                                  values[-1]))
+        for (px, py), (t, v, poll) in zip(pts, points):
+            d.circle(px, py, 3, fill=color, css="history-chart-point",
+                     title="poll %d, %.1f s after the view opened: %s = %.6g" % (
+                         poll, t, what, v))
 
     def _draw_panel(self, d, x, y, h, key, s, points, color):
         task, name = key
@@ -390,7 +461,10 @@ class VariableStateView(SvgView):
         d.rect(mx, top, mw, height, fill="white", stroke="#e0e0e0")
         if len(pts) > 1:
             d.path([("M",) + pts[0]] + [("L",) + p for p in pts[1:]], stroke=color,
-                   stroke_width=1.5, css="history-line")
+                   stroke_width=1.5, css="history-line",
+                   title="%s over %d polls: from %.6g to %.6g" % (
+                       name if a.size == 1 else "mean(%s)" % name, len(points), values[0],
+                       values[-1]))
         for (px, py), (t, v, poll) in list(zip(pts, points))[-60:]:
             d.circle(px, py, 2.2, fill=color, title="poll %d, %.1f s after the view opened: "
                      "%.6g" % (poll, t, v), css="history-point")

@@ -811,3 +811,19 @@ def test_the_runtime_never_imports_widget_libraries():
             "bad = [m for m in ('ipywidgets', 'matplotlib', 'minitf.widgets') if m in sys.modules]\n"
             "assert not bad, bad\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_variable_view_draws_one_history_large(step):
+    view = VariableStateView(step.cluster, variables=["b"], refresh=0)
+    assert list(view.history_of.options) == ["all", "local/task:0 b"]
+    assert not marks(svg_of(view), "history-chart-line")
+    step.sess.run(step.update_b)
+    view.poll()
+    view.history_of.value = "local/task:0 b"
+    root = svg_of(view)
+    assert [e.text for e in marks(root, "history-chart-title")] == [
+        "history of b on local/task:0: 2 polls"]
+    points = marks(root, "history-chart-point")
+    assert len(points) == 2 and title_of(points[1]).startswith("poll 2,")
+    assert_crisp_and_hoverable(view)  # the history lines too
+    view.close()
