@@ -178,20 +178,26 @@ class VariableStateView(SvgView):
                     self.history.setdefault(key, deque(maxlen=HISTORY)).append(
                         (now, number, self.polls))
         self._refresh_picker()
-        down = self._down
-        self.status.value = "poll %d at %s: %d of %d tasks answered%s; %d variables, %d in " \
-            "panels" % (self.polls, self.polled_at, up, asked,
-                        " (not answering: %s)" % ", ".join(down) if down else "",
-                        len(found), len(self.picked()))
-        if self.from_trace:
-            self.status.value = "from a trace: the variables the step used (%d); a trace " \
-                "holds no values - give the view the cluster or a session to see them" % len(
-                    found)
         self.table.value = html_table(
             ["task", "device", "variable", "value"],
             [(short_device(t), short_device(s["device"]), n, self._describe(s))
              for (t, n), s in sorted(found.items())])
         self.redraw()
+
+    def redraw(self):
+        """Draw again; the status line says the same counts as the picture."""
+        with self._lock:
+            polls, at, (up, asked) = self.polls, self.polled_at, self.tasks_up
+            n = len(self.variables)
+        down = getattr(self, "_down", [])
+        if self.from_trace:
+            self.status.value = "from a trace: the variables the step used (%d); a trace " \
+                "holds no values - give the view the cluster or a session to see them" % n
+        else:
+            self.status.value = "poll %d at %s: %d of %d tasks answered%s; %d variables, %d " \
+                "in panels" % (polls, at, up, asked, " (not answering: %s)" % ", ".join(down)
+                               if down else "", n, len(self.picked()))
+        super().redraw()
 
     @staticmethod
     def _describe(s):

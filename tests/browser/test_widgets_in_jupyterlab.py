@@ -167,6 +167,8 @@ def test_every_view_renders_and_reacts_in_jupyterlab(jupyterlab, page):
     picker.select_option(index=beta)
     _wait_changed(page, vv, before)
     assert page.evaluate(ATTRS, [vv, "rect.panel", "data-variable"]) == ["beta1_power"]
+    assert "1 in panels" in page.evaluate(TITLE, vv)
+    assert variables.get_by_text("variables, 1 in panels").count() == 1  # the status agrees
     variables.screenshot(path=str(ARTIFACTS / "minitf-variable-view-picked.png"))
 
     # ClusterView: refresh says that it happened.

@@ -637,6 +637,7 @@ def test_variable_view_picks_weight_matrices_and_lets_the_learner_choose(trainin
     view.panels.value = (key,)
     root = svg_of(view)
     assert [p.get("data-variable") for p in marks(root, "panel")] == ["beta1_power"]
+    assert ", 1 in panels" in texts(root)[0] and view.status.value.endswith(", 1 in panels")
     assert not view.auto_pick
     view.poll()  # the learner's choice survives a poll
     assert view.picked() == [key]
