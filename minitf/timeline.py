@@ -18,13 +18,18 @@ Open the file in https://ui.perfetto.dev (or chrome://tracing). What you see:
 * one more thread per task, "transfers", holding a slice for every tensor
   that task sent or received; a flow arrow ("s" -> "f" events with the same
   id) joins the sender's slice to the receiver's, so you can follow a tensor
-  across tasks (and, on one task, across devices: host<->GPU copies);
+  across tasks (and, on one task, across devices: host<->GPU copies). The
+  sender's slice starts when its value was *ready* (its ``_Send``, or the op
+  that made it, finished); the receiver's slice starts when its ``_Recv``
+  began to wait, so a long receiver slice before the arrow starts is time
+  spent waiting for the sender, not on the wire;
 * with a ``graph`` and ``show_dataflow=True``, flow arrows from each op to
   the ops that consumed its outputs, as TF draws them.
 
 Timestamps are microseconds since the epoch, as in ``all_start_micros``.
 The format is Google's "Trace Event Format" (a JSON object with a
-``traceEvents`` list).
+``traceEvents`` list); :class:`ChromeTraceWriter` writes it, and
+``minitf.widgets.TransferView.export_chrome_trace`` uses the same writer.
 """
 
 import json
@@ -33,9 +38,117 @@ import re
 _TASK = re.compile(r"^(/job:[^/]+/replica:\d+/task:\d+)")
 
 
-def _task_of(device):
+def task_of(device):
     m = _TASK.match(device or "")
     return m.group(1) if m else (device or "(unknown)")
+
+
+def _safe(name):
+    """How minitf's partitioner turns a tensor or device name into part of an op name."""
+    return name.replace(":", "_").replace("/", "_")
+
+
+def sender_ready(tensor, dst_device, src_ops, arrived):
+    """When the sending device had ``tensor`` ready to go to ``dst_device``.
+
+    ``src_ops``: ``(name, type, start, end)`` of the ops traced on the
+    sending device; ``arrived``: when the receiver had it (µs). Returns
+    ``(µs, op name, how)`` or None when the trace does not say.
+
+    Follows the names minitf's partitioner gives (minitf/distributed/
+    partition.py): the tensor's ``_send_<tensor>_<n>`` when there is only
+    one (its end, or its start if the arrival was stamped before the send
+    returned), else the end of the op whose output went out: the encoder of a
+    compressed tensor, the token of a control signal, or the tensor's producer.
+    """
+    safe = _safe(tensor.lstrip("^"))
+    pattern = re.compile(r"^_send_%s_\d+$" % re.escape(_safe(tensor)))
+    sends = [o for o in src_ops if o[1] in ("_Send", "_HostSend") and pattern.match(o[0])]
+    if len(sends) == 1:
+        name, _, start, end = sends[0]
+        if end <= arrived:
+            return end, name, "its _Send finished"
+        return min(start, arrived), name, "its _Send started"
+    by_name = {o[0]: o for o in src_ops}
+    names = ["_quantize_%s_%s" % (safe, _safe(dst_device)),
+             "_compress_%s_%s" % (safe, _safe(dst_device))]
+    names.append("_token_" + safe if tensor.startswith("^") else tensor.split(":")[0])
+    for name in names:
+        if name in by_name:
+            return min(by_name[name][3], arrived), name, "%s finished" % name
+    return None
+
+
+class ChromeTraceWriter:
+    """Trace Event Format, piece by piece: processes, threads, slices, flows."""
+
+    def __init__(self):
+        self.events = []
+        self._pids = {}     # process name -> pid
+        self._tids = {}     # (process name, thread name) -> tid
+        self._next_flow = 0
+
+    def pid(self, process):
+        if process not in self._pids:
+            pid = len(self._pids)
+            self._pids[process] = pid
+            self.events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
+                                "args": {"name": process}})
+            self.events.append({"name": "process_sort_index", "ph": "M", "pid": pid,
+                                "tid": 0, "args": {"sort_index": pid}})
+        return self._pids[process]
+
+    def tid(self, process, thread):
+        """``(pid, tid)`` of a thread (made on first use)."""
+        key = (process, thread)
+        if key not in self._tids:
+            pid = self.pid(process)
+            tid = sum(1 for p, _ in self._tids if p == process)
+            self._tids[key] = tid
+            self.events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                                "args": {"name": thread}})
+            self.events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
+                                "tid": tid, "args": {"sort_index": tid}})
+        return self._pids[process], self._tids[key]
+
+    def slice(self, process, thread, name, start, duration, category, args=None):
+        """A complete ("X") event."""
+        pid, tid = self.tid(process, thread)
+        self.events.append({"name": name, "cat": category, "ph": "X", "pid": pid,
+                            "tid": tid, "ts": int(start), "dur": max(int(duration), 0),
+                            "args": dict(args or {})})
+
+    def flow(self, name, src, dst, category):
+        """An arrow from ``src`` to ``dst``, each ``(process, thread, ts)``
+        inside a slice of that thread (Perfetto binds flows to slices)."""
+        flow_id = self._next_flow
+        self._next_flow += 1
+        spid, stid = self.tid(src[0], src[1])
+        dpid, dtid = self.tid(dst[0], dst[1])
+        self.events.append({"name": name, "cat": category, "ph": "s", "id": flow_id,
+                            "pid": spid, "tid": stid, "ts": int(src[2])})
+        self.events.append({"name": name, "cat": category, "ph": "f", "bp": "e",
+                            "id": flow_id, "pid": dpid, "tid": dtid, "ts": int(dst[2])})
+
+    def transfer(self, tensor, src_device, dst_device, ready, arrived, asked, args,
+                 category="transfer"):
+        """A tensor sent from one device to another: a "send" slice on the
+        sender's task (ready..arrived), a "recv" slice on the receiver's
+        (asked..arrived, or ready..arrived when nobody waited) and a flow."""
+        src_task, dst_task = task_of(src_device), task_of(dst_device)
+        end = max(arrived, ready + 1)
+        self.slice(src_task, "transfers", "send %s" % tensor, ready, end - ready, category,
+                   args)
+        begin = ready if asked is None else min(asked, ready)
+        if src_task != dst_task:  # a copy inside one task: one slice carries both ends
+            self.slice(dst_task, "transfers", "recv %s" % tensor, begin, end - begin,
+                       category, args)
+        # "s" where the sender's slice starts, "f" just inside the receiver's end.
+        self.flow(tensor, (src_task, "transfers", ready), (dst_task, "transfers", end - 1),
+                  category)
+
+    def to_json(self):
+        return json.dumps({"traceEvents": self.events}, indent=1)
 
 
 class Timeline:
@@ -44,59 +157,20 @@ class Timeline:
     def __init__(self, step_stats, graph=None):
         self._step_stats = step_stats
         self._graph = graph
-        self._events = []
-        self._pids = {}     # task -> pid
-        self._tids = {}     # (task, thread name) -> tid
-        self._next_flow = 0
 
-    # -- the ids a trace viewer groups by -------------------------------------------------------
-    def _pid(self, task):
-        if task not in self._pids:
-            pid = len(self._pids)
-            self._pids[task] = pid
-            self._events.append({"name": "process_name", "ph": "M", "pid": pid, "tid": 0,
-                                 "args": {"name": task}})
-            self._events.append({"name": "process_sort_index", "ph": "M", "pid": pid,
-                                 "tid": 0, "args": {"sort_index": pid}})
-        return self._pids[task]
-
-    def _tid(self, task, thread):
-        key = (task, thread)
-        if key not in self._tids:
-            pid = self._pid(task)
-            tid = sum(1 for t, _ in self._tids if t == task)
-            self._tids[key] = tid
-            self._events.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
-                                 "args": {"name": thread}})
-            self._events.append({"name": "thread_sort_index", "ph": "M", "pid": pid,
-                                 "tid": tid, "args": {"sort_index": tid}})
-        return self._tids[key]
-
-    def _flow(self, name, src, dst, category):
-        """An arrow from ``src`` to ``dst``, each ``(pid, tid, ts)`` inside a slice."""
-        flow_id = self._next_flow
-        self._next_flow += 1
-        self._events.append({"name": name, "cat": category, "ph": "s", "id": flow_id,
-                             "pid": src[0], "tid": src[1], "ts": src[2]})
-        self._events.append({"name": name, "cat": category, "ph": "f", "bp": "e",
-                             "id": flow_id, "pid": dst[0], "tid": dst[1], "ts": dst[2]})
-
-    # -- the events -----------------------------------------------------------------------------
-    def _ops(self):
-        """One "X" event per op; returns ``{op name: (pid, tid, start, end)}``."""
+    def _ops(self, out):
+        """One "X" event per op; returns ``{op name: (task, device, start, end)}``."""
         where = {}
         for dev in sorted(self._step_stats.dev_stats, key=lambda d: d.device):
-            task = _task_of(dev.device)
-            pid, tid = self._pid(task), self._tid(task, dev.device)
+            task = task_of(dev.device)
             for ns in dev.node_stats:
                 start = int(ns.all_start_micros)
                 dur = max(int(ns.all_end_rel_micros), 0)
-                inputs = self._inputs_of(ns.node_name)
                 args = {"name": ns.node_name, "op": ns.op_type}
-                args.update({"input%d" % i: name for i, name in enumerate(inputs)})
-                self._events.append({"name": ns.op_type, "cat": "Op", "ph": "X", "pid": pid,
-                                     "tid": tid, "ts": start, "dur": dur, "args": args})
-                where[ns.node_name] = (pid, tid, start, start + dur)
+                args.update({"input%d" % i: name
+                             for i, name in enumerate(self._inputs_of(ns.node_name))})
+                out.slice(task, dev.device, ns.op_type, start, dur, "Op", args)
+                where[ns.node_name] = (task, dev.device, start, start + dur)
         return where
 
     def _inputs_of(self, name):
@@ -108,43 +182,51 @@ class Timeline:
             return []
         return [t.name for t in op.inputs]
 
-    def _transfers(self):
-        """Each transfer: a slice on both tasks' "transfers" thread and an arrow."""
+    def _transfers(self, out):
+        by_device = {}
+        for dev in self._step_stats.dev_stats:
+            by_device.setdefault(dev.device, []).extend(
+                (ns.node_name, ns.op_type, int(ns.all_start_micros),
+                 int(ns.all_start_micros) + int(ns.all_end_rel_micros))
+                for ns in dev.node_stats)
         for t in self._step_stats.transfers:
             start, end = int(t.start_micros), int(t.end_micros)
-            src_task, dst_task = _task_of(t.src_device), _task_of(t.dst_device)
-            src = (self._pid(src_task), self._tid(src_task, "transfers"))
-            dst = (self._pid(dst_task), self._tid(dst_task, "transfers"))
+            fetch = t.tensor.endswith(" (fetch)")  # a result going back to the master
+            tensor = t.tensor[:-len(" (fetch)")] if fetch else t.tensor
+            src_device = t.src_device if t.src_device != "host" else \
+                task_of(t.dst_device) + "/device:CPU:0"
+            dst_device = t.dst_device if t.dst_device != "host" else \
+                task_of(t.src_device) + "/device:CPU:0"
             args = {"tensor": t.tensor, "src_device": t.src_device,
                     "dst_device": t.dst_device, "bytes": int(t.bytes),
                     "wire_bytes": int(t.wire_bytes)}
-            same = src == dst
-            for (pid, tid), what in ((src, "send"), (dst, "recv")):
-                if same and what == "recv":
-                    break  # a copy inside one task: one slice carries both ends
-                self._events.append({"name": "%s %s" % (what, t.tensor), "cat": "transfer",
-                                     "ph": "X", "pid": pid, "tid": tid, "ts": start,
-                                     "dur": max(end - start, 1), "args": args})
-            # "s" at the start of the sender's slice, "f" at the receiver's end.
-            self._flow(t.tensor, (src[0], src[1], start),
-                       (dst[0], dst[1], max(end - 1, start)), "transfer")
+            ready, asked = start, None
+            if task_of(src_device) != task_of(dst_device):
+                # Between tasks the record starts when the receiver began to
+                # wait; the transfer itself starts when the sender was ready.
+                found = sender_ready(tensor, dst_device, by_device.get(src_device, []), end)
+                if found is not None:
+                    ready = found[0]
+                    asked = None if fetch else start
+                    args["sender_ready_because"] = found[2]
+            out.transfer(t.tensor, src_device, dst_device, ready, end, asked, args)
 
-    def _dataflow(self, where):
+    def _dataflow(self, out, where):
         if self._graph is None:
             return
-        for name, (pid, tid, start, end) in where.items():
+        for name, (task, device, start, end) in where.items():
             for tensor in self._inputs_of(name):
                 producer = tensor.split(":")[0]
                 if producer in where:
                     p = where[producer]
-                    self._flow(tensor, (p[0], p[1], p[2]), (pid, tid, start), "DataFlow")
+                    out.flow(tensor, (p[0], p[1], p[2]), (task, device, start), "DataFlow")
 
     def generate_chrome_trace_format(self, show_dataflow=True, show_memory=False):
         """The trace as a JSON string. ``show_memory`` is accepted for TF
         compatibility; minitf does not trace allocations yet."""
-        self._events, self._pids, self._tids, self._next_flow = [], {}, {}, 0
-        where = self._ops()
-        self._transfers()
+        out = ChromeTraceWriter()
+        where = self._ops(out)
+        self._transfers(out)
         if show_dataflow:
-            self._dataflow(where)
-        return json.dumps({"traceEvents": self._events}, indent=1)
+            self._dataflow(out, where)
+        return out.to_json()

@@ -1,54 +1,38 @@
-"""What every view shares: a VBox of controls, an HTML legend and a PNG.
+"""What every view shares: controls on top, an SVG picture, details below.
 
-A view draws itself on a :class:`matplotlib.figure.Figure` (never pyplot, so
-no backend or global state is involved), turns the figure into PNG bytes and
-puts them in an ``ipywidgets.Image``. That one PNG serves three audiences:
+A view builds a :class:`~minitf.widgets.drawing.Drawing` in its ``draw()``
+method and :meth:`SvgView.redraw` puts the drawing's SVG into an
+``ipywidgets.HTML``. SVG inside a core HTML widget needs no front-end code of
+our own, so the same view works in JupyterLab, Notebook 7, VS Code and
+Colab; the browser shows every mark's ``<title>`` as a tooltip.
 
-* a live front end (JupyterLab, Notebook 7, VS Code, Colab) shows the widget;
+The picture is shown at exactly its drawn size, never stretched: its
+container is at most as wide as the output area and scrolls sideways when
+the drawing is wider, so text keeps the size it was drawn at (11 px or
+more). One drawing serves three audiences:
+
+* a live front end shows the widget (the SVG);
 * a static page (nbconvert, GitHub's preview) shows the ``image/png`` copy
-  that :meth:`FigureView._repr_mimebundle_` adds next to the widget;
+  of the same drawing that :meth:`SvgView._repr_mimebundle_` adds;
 * nbval, which compares text only, sees the stable ``__repr__``.
 """
 
 import base64
 import html
-import io
 import threading
 
 import ipywidgets as widgets
-from matplotlib.figure import Figure
 
-from .names import short_device
-
-
-def figure_png(fig, dpi=100):
-    """The PNG bytes of a matplotlib Figure."""
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", facecolor="white")
-    return buf.getvalue()
+#: Shared style: monospace rows in pickers, so columns line up.
+STYLE = ("<style>.minitf-view .minitf-rows select{font-family:'DejaVu Sans Mono',Menlo,"
+         "Consolas,monospace;font-size:12px}.minitf-view .minitf-scroll{overflow-x:auto;"
+         "max-width:100%}</style>")
 
 
-def legend_html(colors, counts=None, extra=()):
-    """An HTML legend: a coloured square per device (with a count), then
-    ``extra`` lines of (symbol html, meaning)."""
-    items = []
-    for device, color in colors.items():
-        count = "" if counts is None else " <b>%s</b>" % counts.get(device, 0)
-        items.append('<span style="white-space:nowrap;margin-right:1em">'
-                     '<span style="display:inline-block;width:0.9em;height:0.9em;'
-                     'background:%s;border:1px solid #333;vertical-align:middle"></span> '
-                     '<code title="%s">%s</code>%s</span>'
-                     % (color, html.escape(device), html.escape(short_device(device)), count))
-    for symbol, meaning in extra:
-        items.append('<span style="white-space:nowrap;margin-right:1em">%s %s</span>'
-                     % (symbol, html.escape(meaning)))
-    return '<div class="minitf-legend" style="line-height:1.8">%s</div>' % " ".join(items)
-
-
-def html_table(header, rows, caption=None):
+def html_table(header, rows, caption=None, css="minitf-table"):
     """A small HTML table (values are escaped)."""
     cell = 'style="padding:2px 8px;border-bottom:1px solid #ddd;text-align:left"'
-    out = ['<table class="minitf-table" style="border-collapse:collapse;font-size:12px">']
+    out = ['<table class="%s" style="border-collapse:collapse;font-size:12px">' % css]
     if caption:
         out.append("<caption style='text-align:left;font-weight:bold'>%s</caption>"
                    % html.escape(caption))
@@ -61,58 +45,70 @@ def html_table(header, rows, caption=None):
     return "".join(out)
 
 
-class FigureView(widgets.VBox):
-    """Base class: subclasses implement :meth:`draw` (and ``__repr__``).
+def fixed_width(text):
+    """``text`` with non-breaking spaces, so a list box (which collapses
+    runs of spaces) keeps its columns lined up."""
+    return text.replace(" ", "\u00a0")
 
-    ``self.controls`` (a list of widgets) goes on top, then ``self.legend``,
-    then ``self.image``, then ``self.details`` (extra widgets, e.g. tables).
-    Call :meth:`redraw` whenever what the picture shows has changed.
+
+class SvgView(widgets.VBox):
+    """Base class of the views. A subclass defines ``draw()``, which returns
+    a Drawing of what the view shows now, and ``__repr__``; it calls
+    :meth:`redraw` whenever that changed.
+
+    Children, top to bottom: ``controls`` (one row of widgets), the picture,
+    then ``details`` (tables, pickers).
     """
 
     css_class = "minitf-view"
 
-    def __init__(self, controls=(), details=(), **kwargs):
-        self.legend = widgets.HTML()
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+    def __init__(self, controls=(), details=(), width=900):
+        #: The width (px) a view lays its picture out for.
+        self.width = int(width)
+        self.picture = widgets.HTML()
+        self.picture.add_class("minitf-picture")
         self.controls = list(controls)
         self.details = list(details)
-        self._draw_lock = threading.Lock()
-        self._png = b""
-        children = []
+        self.drawing = None
+        self._draw_lock = threading.RLock()
+        self._png = None
+        children = [widgets.HTML(STYLE)]
         if self.controls:
-            children.append(widgets.HBox(self.controls))
-        children += [self.legend, self.image] + self.details
-        super().__init__(children=children, **kwargs)
+            children.append(widgets.HBox(self.controls, layout=widgets.Layout(
+                flex_flow="row wrap")))
+        children += [self.picture] + self.details
+        super().__init__(children=children)
         self.add_class("minitf-view")
         self.add_class(self.css_class)
 
-    # -- drawing ---------------------------------------------------------------------------
-    def draw(self, fig):
-        """Draw the view on ``fig`` (a fresh matplotlib Figure)."""
-        raise NotImplementedError
+    # -- drawing ------------------------------------------------------------------------------
+    def redraw(self):
+        """Draw again and show the new SVG."""
+        with self._draw_lock:
+            drawing = self.draw()
+            self.drawing = drawing
+            self._png = None
+            self.picture.value = ('<div class="minitf-scroll" style="overflow-x:auto;'
+                                  'max-width:100%%">%s</div>' % drawing.to_svg())
 
-    def figure(self):
-        """A new Figure with the current picture (handy to save or embed)."""
-        fig = Figure(figsize=(8, 4))
-        self.draw(fig)
-        return fig
+    def svg(self):
+        """The SVG text of the current picture."""
+        with self._draw_lock:
+            return self.drawing.to_svg()
 
     def to_png(self):
-        """PNG bytes of the current picture."""
+        """PNG bytes of the current picture (the same drawing as the SVG)."""
         with self._draw_lock:
-            return figure_png(self.figure())
+            if self._png is None:
+                self._png = self.drawing.to_png()
+            return self._png
 
-    def redraw(self):
-        """Redraw the picture and send it to the Image widget."""
-        self._png = self.to_png()
-        self.image.value = self._png
-
-    # -- how a notebook shows us ----------------------------------------------------------
+    # -- how a notebook shows us ---------------------------------------------------------------
     def _repr_mimebundle_(self, include=None, exclude=None, **kwargs):
-        """The widget (for live front ends), its PNG (for static pages) and
+        """The widget (for live front ends), a PNG (for static pages) and
         ``repr`` (for text-only consumers such as nbval)."""
         bundle = {"text/plain": repr(self),
-                  "image/png": base64.b64encode(self._png or self.to_png()).decode("ascii")}
+                  "image/png": base64.b64encode(self.to_png()).decode("ascii")}
         model_id = getattr(self, "model_id", None)  # None once the widget is closed
         if model_id:
             bundle["application/vnd.jupyter.widget-view+json"] = {

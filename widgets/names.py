@@ -1,18 +1,16 @@
-"""Device and task names, shortened for labels, and one colour per device.
+"""Device, task and op names: parsed, put in order, and shortened for labels.
 
-Every view colours a device the same way, so "orange" means the same device
-in the placement picture, the timeline and the cluster map.
+Shortening follows one rule everywhere: keep the *end* of a name (its last
+scope parts say what it is) and cut at a ``/`` so no part is cut mid-word::
+
+    shorten_name("tower_0/gradients/tower_0/MatMul_grad/MatMul_1", 24)
+    -> "…/MatMul_grad/MatMul_1"
 """
 
 import re
 
 _DEVICE = re.compile(r"^/job:(?P<job>[^/]+)(?:/replica:(?P<replica>\d+))?"
-                     r"(?:/task:(?P<task>\d+))?(?:/device:(?P<type>[^:/]+):(?P<index>\d+))?$")
-
-# matplotlib's "tab10" colours, written out so this module needs no matplotlib.
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
-           "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#d62728"]
-UNPLACED = "#c7c7c7"
+                     r"(?:/task:(?P<task>\d+))?(?:/(?:device:)?(?P<type>[A-Za-z_]+):(?P<index>\d+))?$")
 
 
 def parse_device(name):
@@ -26,7 +24,19 @@ def parse_device(name):
     d = m.groupdict()
     for key in ("replica", "task", "index"):
         d[key] = int(d[key]) if d[key] is not None else None
+    if d["type"] is not None:
+        d["type"] = d["type"].upper()
     return d
+
+
+def canonical_device(name):
+    """The full name TF prints: ``/job:w/task:1/cpu:0`` ->
+    ``/job:w/replica:0/task:1/device:CPU:0`` (other strings unchanged)."""
+    d = parse_device(name)
+    if d["job"] is None or d["type"] is None:
+        return name
+    return "/job:%s/replica:%d/task:%d/device:%s:%d" % (
+        d["job"], d["replica"] or 0, d["task"] or 0, d["type"], d["index"])
 
 
 def task_of(device):
@@ -54,6 +64,12 @@ def short_task(task):
     return short_device(task)
 
 
+def device_kind(device):
+    """``CPU:0`` for a device name (the part after the task)."""
+    d = parse_device(device)
+    return "%s:%d" % (d["type"], d["index"]) if d["type"] is not None else short_device(device)
+
+
 def device_sort_key(device):
     """Order devices by job, task, then type and index (CPU before GPU)."""
     d = parse_device(device)
@@ -61,10 +77,42 @@ def device_sort_key(device):
             d["type"] or "", d["index"] if d["index"] is not None else -1, device or "")
 
 
-def device_colors(devices):
-    """``{device: colour}`` for a set of device names, stable for a given set."""
-    ordered = sorted(set(devices), key=device_sort_key)
-    return {dev: PALETTE[i % len(PALETTE)] for i, dev in enumerate(ordered)}
+def shorten_name(name, width):
+    """``name`` in at most ``width`` characters, cut from the front at a scope
+    boundary (``/``) and marked with ``…``. A last part that is itself too
+    long keeps its last whole words (``…entropy_loss``), so a label is never
+    cut mid-word while a shorter whole piece fits."""
+    if len(name) <= width:
+        return name
+    parts = name.split("/")
+    kept = parts[-1]
+    for part in reversed(parts[:-1]):
+        if len(part) + 1 + len(kept) + 2 > width:  # "…/" + part + "/" + kept
+            break
+        kept = part + "/" + kept
+    if len(kept) + 2 <= width and kept != name:
+        return "…/" + kept
+    # Even the last part does not fit: keep its last whole words
+    # (``…entropy_loss``), or its end if one word is already too long.
+    last = parts[-1]
+    words = last.split("_")
+    kept = words[-1]
+    for word in reversed(words[:-1]):
+        if len(word) + 1 + len(kept) + 1 > width:
+            break
+        kept = word + "_" + kept
+    if len(kept) + 1 <= width:
+        return "…" + kept
+    return "…" + last[-(width - 1):] if width > 1 else "…"
+
+
+def ellipsize(text, width):
+    """``text`` cut to ``width`` characters by replacing its middle with "…",
+    keeping both ends (for text that is not a scoped name)."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) // 2
+    return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
 
 
 def format_bytes(n):
@@ -75,16 +123,6 @@ def format_bytes(n):
             return ("%d %s" % (n, unit)) if unit == "B" else ("%.3g %s" % (n, unit))
         n /= 1000.0
     return "%d B" % n
-
-
-def ellipsize(text, width):
-    """``text`` cut to ``width`` characters by replacing its middle with "…",
-    keeping both ends: ``ellipsize('tower_1/dense/kernel/Adam_1', 20)`` is
-    ``'tower_1/de…el/Adam_1'``."""
-    if len(text) <= width:
-        return text
-    tail = (width - 1) // 2
-    return text[:width - 1 - tail] + "…" + text[len(text) - tail:]
 
 
 def format_micros(us):

@@ -1,23 +1,28 @@
 """The data behind :class:`PlacementView`: which op ran where, and which
 edges cross devices (each cross-device tensor needs a Send/Recv pair).
 
-Three sources, from richest to poorest:
+Sources, from richest to poorest:
 
-* a Graph plus a RunMetadata: the graph's edges, the step's placement;
+* a Graph plus a RunMetadata (minitf's or real TF's): the graph's edges,
+  the step's placement;
 * a Graph plus a local Session: the session placer's choices so far;
-* a RunMetadata alone: the partition graphs of a remote step (with their
-  ``_Send``/``_Recv`` nodes), or just the placement of a local one.
+* a RunMetadata alone: its partition graphs (with their ``_Send``/``_Recv``
+  nodes, followed back so an edge joins the producer to the consumer), or
+  just the placement of a local minitf step.
 
 A Graph alone shows each op's *requested* device (nothing is placed yet).
 """
 
+import re
 from dataclasses import dataclass, field
 
 import networkx as nx
 
-from .names import device_sort_key, task_of
+from .names import canonical_device, device_sort_key, task_of
+from .step_trace import RECV_OPS, SEND_OPS, endpoint_devices, read_step, send_recv_pairs
 
-SEND_RECV = ("_Send", "_Recv", "_HostSend", "_HostRecv")
+#: How real TF names a Send/Recv pair: "edge_<id>_<producer>".
+TF_EDGE = re.compile(r"^edge_\d+_")
 
 
 @dataclass
@@ -31,6 +36,8 @@ class OpInfo:
     control_inputs: list = field(default_factory=list)  # op names
     outputs: list = field(default_factory=list)     # (tensor name, dtype, shape)
     soft_placed: bool = False
+    start: int = None                               # µs, when the step traced it
+    micros: int = None
 
     @property
     def device(self):
@@ -54,10 +61,11 @@ class PlacementModel:
     """Ops (``self.ops``: name -> OpInfo), data/control edges
     (``self.edges``: (src op, dst op, tensor or None)) and ``self.send_recv``."""
 
-    def __init__(self, ops, edges, send_recv=None, placed=True):
+    def __init__(self, ops, edges, send_recv=None, placed=True, source="minitf"):
         self.ops = dict(ops)
         self.edges = [e for e in edges if e[0] in self.ops and e[1] in self.ops]
         self.placed = placed
+        self.source = source
         if send_recv is None:
             send_recv = self._pairs_from_edges()
         self.send_recv = send_recv
@@ -68,84 +76,86 @@ class PlacementModel:
         """From a Graph (with optional run_metadata or session) or a RunMetadata."""
         if hasattr(source, "get_operations"):
             return cls.from_graph(source, run_metadata, session)
-        if hasattr(source, "placement"):
-            return cls.from_run_metadata(source)
+        if hasattr(source, "step_stats"):
+            return cls.from_trace(read_step(source))
         raise TypeError("PlacementView needs a tf.Graph or a tf.RunMetadata, got %r"
                         % type(source).__name__)
 
     @classmethod
     def from_graph(cls, graph, run_metadata=None, session=None):
+        trace = read_step(run_metadata) if run_metadata is not None else None
         placement, soft, placed = {}, set(), False
-        if run_metadata is not None and run_metadata.placement:
-            placement, soft, placed = dict(run_metadata.placement), set(
-                run_metadata.soft_placed), True
+        if trace is not None and trace.placement:
+            placement, soft, placed = dict(trace.placement), set(trace.soft_placed), True
         elif session is not None:
             placer = getattr(getattr(session, "_runtime", None), "placer", None)
             if placer is not None:  # a local session: ask its placer
                 placement = {op.name: dev.name for op, dev in placer.assigned.items()}
                 soft = {op.name for op in placer.soft_moved}
                 placed = True
+        times = _times(trace)
         ops, edges = {}, []
         for op in graph.get_operations():
             if placed and op.name not in placement:
                 continue  # not part of any step that ran: nothing to show
             ops[op.name] = OpInfo(
                 name=op.name, type=op.type, requested=op.device or "",
-                assigned=placement.get(op.name, ""),
+                assigned=canonical_device(placement.get(op.name, "")),
                 inputs=[t.name for t in op.inputs],
                 control_inputs=[c.name for c in op.control_inputs],
                 outputs=[(t.name, t.dtype.name, _shape(t.shape)) for t in op.outputs],
-                soft_placed=op.name in soft)
+                soft_placed=op.name in soft, **times.get(op.name, {}))
             edges += [(t.op.name, op.name, t.name) for t in op.inputs]
             edges += [(c.name, op.name, None) for c in op.control_inputs]
-        pairs = None
-        if run_metadata is not None and run_metadata.partition_graphs:
-            pairs = _pairs_from_partitions(run_metadata.partition_graphs)
-        return cls(ops, edges, pairs, placed)
+        pairs = _pairs_from_nodes(trace.nodes) if trace is not None and trace.nodes else None
+        return cls(ops, edges, pairs, placed, trace.source if trace else "minitf")
 
     @classmethod
-    def from_run_metadata(cls, md):
+    def from_trace(cls, trace):
+        """From a step's trace alone (see :mod:`minitf.widgets.step_trace`)."""
         ops, edges = {}, []
-        soft = set(md.soft_placed)
-        if md.partition_graphs:
+        times = _times(trace)
+        if trace.nodes:
+            nodes = trace.nodes
             # Follow each Recv back to its Send, so edges skip the pair.
-            nodes = [n for part in md.partition_graphs for n in part["nodes"]]
-            send_input = {n["attrs"]["key"]: n["inputs"][0] for n in nodes
-                          if n["op"] in SEND_RECV and n["op"].endswith("Send")}
-            recv_source = {n["name"]: send_input.get(n["attrs"]["key"]) for n in nodes
-                           if n["op"] in SEND_RECV and n["op"].endswith("Recv")}
-            for n in nodes:
-                if n["op"] in SEND_RECV:
+            source_of = {}
+            for recv, send in send_recv_pairs(nodes):
+                if send is not None and send.inputs:
+                    source_of[recv.name] = send.inputs[0]
+                elif send is not None and send.control:
+                    source_of[recv.name] = (send.control[0], None)
+            for n in nodes.values():
+                if n.op in SEND_OPS + RECV_OPS:
                     continue
-                inputs = []
-                for src, idx in n["inputs"]:
-                    if src in recv_source and recv_source[src] is not None:
-                        src, idx = recv_source[src]
+                inputs, controls = [], []
+                for src, idx in n.inputs:
+                    src, idx = source_of.get(src, (src, idx))
+                    if idx is None:  # a control token stands for its op
+                        controls.append(src)
+                        edges.append((src, n.name, None))
+                        continue
                     inputs.append("%s:%d" % (src, idx))
-                    edges.append((src, n["name"], "%s:%d" % (src, idx)))
-                for c in n.get("control", []):
-                    c = recv_source.get(c, (c, 0))[0] if c in recv_source else c
-                    edges.append((c, n["name"], None))
-                ops[n["name"]] = OpInfo(
-                    name=n["name"], type=n["op"], requested=n.get("device", ""),
-                    assigned=n.get("assigned", ""), inputs=inputs,
-                    control_inputs=list(n.get("control", [])),
-                    outputs=[("%s:%d" % (n["name"], i), o[0], _shape(o[1]))
-                             for i, o in enumerate(n.get("out", []))],
-                    soft_placed=n["name"] in soft)
-            return cls(ops, edges, _pairs_from_partitions(md.partition_graphs))
+                    edges.append((src, n.name, "%s:%d" % (src, idx)))
+                for c in n.control:
+                    c = source_of.get(c, (c, 0))[0]
+                    controls.append(c)
+                    edges.append((c, n.name, None))
+                ops[n.name] = OpInfo(
+                    name=n.name, type=n.op, assigned=n.device, inputs=inputs,
+                    control_inputs=controls,
+                    outputs=[("%s:%d" % (n.name, i), dt, _shape(shape))
+                             for i, (dt, shape) in enumerate(n.outputs)],
+                    soft_placed=n.name in trace.soft_placed, **times.get(n.name, {}))
+            return cls(ops, edges, _pairs_from_nodes(nodes), source=trace.source)
         # A local step: placement (and maybe step stats) but no edges.
-        types, outputs = {}, {}
-        for dev in md.step_stats.dev_stats:
-            for ns in dev.node_stats:
-                types[ns.node_name] = ns.op_type
-                outputs[ns.node_name] = [
-                    ("%s:%d" % (ns.node_name, o.slot), o.tensor_description.dtype,
-                     list(o.tensor_description.shape)) for o in ns.output]
-        for name, device in md.placement.items():
-            ops[name] = OpInfo(name=name, type=types.get(name, "?"), assigned=device,
-                               outputs=outputs.get(name, []), soft_placed=name in soft)
-        return cls(ops, edges, [])
+        runs = {o.name: o for o in trace.ops}
+        for name, device in trace.placement.items():
+            run = runs.get(name)
+            ops[name] = OpInfo(name=name, type=run.type if run else "?", assigned=device,
+                               outputs=[("%s:%d" % (name, i), dt, shape) for i, (dt, shape, _)
+                                        in enumerate(run.outputs)] if run else [],
+                               soft_placed=name in trace.soft_placed, **times.get(name, {}))
+        return cls(ops, edges, [], source=trace.source)
 
     def _pairs_from_edges(self):
         """One Send/Recv pair per (tensor, receiving device) whose producer
@@ -173,13 +183,19 @@ class PlacementModel:
     def soft_placed(self):
         return sorted(name for name, op in self.ops.items() if op.soft_placed)
 
-    def generations(self, group=None):
-        """``{op name: layer}``: each op one layer right of its latest input.
+    def scopes(self):
+        """Every name scope that holds ops (``a/b`` for an op ``a/b/c``)."""
+        out = set()
+        for name in self.ops:
+            parts = name.split("/")
+            for i in range(1, len(parts)):
+                out.add("/".join(parts[:i]))
+        return out
 
-        With ``group`` (op name -> group key) the layers are those of the
-        grouped graph, so a group sits right of the groups that feed it.
-        """
-        group = group or {name: name for name in self.ops}
+    def generations(self, group):
+        """``{op name: layer}`` for the graph whose nodes are ``group``'s
+        values (op name -> group key): a group sits one layer right of the
+        latest group that feeds it."""
         g = nx.DiGraph()
         g.add_nodes_from(set(group.values()))
         g.add_edges_from((group[a], group[b]) for a, b, _ in self.edges
@@ -200,13 +216,22 @@ class PlacementModel:
         return {name: layer[key] for name, key in group.items()}
 
 
-def _pairs_from_partitions(partition_graphs):
+def _times(trace):
+    """``{op name: {"start", "micros"}}`` from a trace's op runs."""
+    if trace is None:
+        return {}
+    return {o.name: {"start": o.start, "micros": o.micros} for o in trace.ops}
+
+
+def _pairs_from_nodes(nodes):
+    """One SendRecv per tensor a partition receives from another device."""
     pairs = []
-    for part in partition_graphs:
-        for n in part["nodes"]:
-            if n["op"] in SEND_RECV and n["op"].endswith("Send"):
-                key = n["attrs"]["key"].split(";")
-                pairs.append(SendRecv(n["attrs"].get("tensor_name", key[0]), key[1], key[2]))
+    for recv, send in send_recv_pairs(nodes):
+        src, dst = endpoint_devices(recv)
+        tensor = recv.attrs.get("tensor_name", "")
+        if TF_EDGE.match(tensor) and send is not None and send.inputs:
+            tensor = "%s:%d" % send.inputs[0]   # TF names the pair after its edge
+        pairs.append(SendRecv(tensor, src, dst))
     return pairs
 
 

@@ -47,7 +47,13 @@ def read_tasks(source, values=True, timeout=1.0):
                         summary["value"] = np.array(value)
                     containers[container][name] = summary
             resources[device] = containers
-        devices = [d.as_dict() for d in runtime.list_devices()]
+        devices = []
+        for d in runtime.list_devices():
+            info = d.as_dict()
+            allocator = getattr(d, "allocator", None)  # a GPU's allocator knows its use
+            if allocator is not None and getattr(allocator, "in_use", None) is not None:
+                info["bytes_in_use"] = int(allocator.in_use)
+            devices.append(info)
         return [{"task": LOCAL_TASK, "address": "(in this process)", "up": True,
                  "devices": devices, "resources": resources}]
     target = _target_of(source)
@@ -73,6 +79,8 @@ def nbytes(summary):
     """Bytes a held resource occupies (variables: shape x dtype size)."""
     if "value" in summary:
         return int(np.asarray(summary["value"]).nbytes)
+    if "bytes" in summary:  # a summary made from a trace
+        return int(summary["bytes"])
     if summary.get("kind") != "Variable" or not summary.get("initialized"):
         return 0
     try:

@@ -143,7 +143,7 @@ def page(jupyterlab):
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
                                     args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context = browser.new_context(viewport={"width": 1400, "height": 2400})
             yield context.new_page()
         finally:
             browser.close()

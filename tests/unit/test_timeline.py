@@ -80,3 +80,21 @@ def test_dataflow_arrows_with_a_graph_and_a_local_step():
     assert "a:0" in {e["name"] for e in flows}
     (b_slice,) = [e for e in events(trace, "X", "Op") if e["args"]["name"] == "b"]
     assert b_slice["args"]["input0"] == "a:0" and b_slice["name"] == "Mul"
+
+
+def test_a_transfer_arrow_starts_when_the_sender_was_ready(step):
+    """A transfer's record starts when the receiver began to wait; its arrow
+    starts when the sender's _Send (or the op that made the value) finished."""
+    stats = step.md.step_stats
+    trace = json.loads(Timeline(stats).generate_chrome_trace_format(show_dataflow=False))
+    ends = {ns.node_name: ns.all_start_micros + ns.all_end_rel_micros
+            for d in stats.dev_stats for ns in d.node_stats}
+    starts = {e["name"]: e["ts"] for e in events(trace, "s", "transfer")}
+    for t in stats.transfers:
+        producer = t.tensor.split(":")[0]
+        assert ends[producer] <= starts[t.tensor] <= t.end_micros
+    receivers = [e for e in events(trace, "X", "transfer") if e["name"].startswith("recv ")]
+    for e in receivers:  # the receiver's slice still shows its whole wait
+        t = [t for t in stats.transfers if "recv " + t.tensor == e["name"]][0]
+        if not t.tensor.endswith("(fetch)"):
+            assert e["ts"] == min(t.start_micros, starts[t.tensor])
