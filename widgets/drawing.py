@@ -171,16 +171,17 @@ class Drawing:
     # -- PNG -----------------------------------------------------------------------------------
     def to_png(self, scale=1.0):
         """The same drawing rendered by matplotlib (1 px = 1 px at ``scale`` 1)."""
-        import matplotlib
+        import matplotlib   # lazy import: matplotlib's start-up cost, only for a PNG
         with matplotlib.rc_context({"text.hinting": "no_hinting"}):
             # Unhinted glyphs keep their true advance (0.6 em in the monospace
             # font), as in a browser, so labels measured by text_width fit.
             return self._render_png(scale)
 
     def _render_png(self, scale):
-        from matplotlib.figure import Figure
-        from matplotlib.patches import Circle, FancyBboxPatch, PathPatch, Polygon, Rectangle
-        from matplotlib.path import Path
+        # lazy imports (as in to_png): matplotlib only when a PNG is drawn
+        from matplotlib.figure import Figure  # lazy
+        from matplotlib.patches import Circle, FancyBboxPatch, PathPatch, Polygon, Rectangle  # lazy
+        from matplotlib.path import Path  # lazy
 
         dpi = 72.0 * scale  # at 72 dpi one point is one pixel
         fig = Figure(figsize=(self.width / 72.0, self.height / 72.0), dpi=dpi)

@@ -15,7 +15,7 @@ the waiting stripes of the workers' lanes.
 
 from dataclasses import dataclass
 
-from minitf.ops.op_def import get_op_def
+from minitf.framework import op_def
 
 from .step_trace import RECV_OPS
 
@@ -25,8 +25,14 @@ _WAITING_TYPES = set(RECV_OPS) | {"RecvTensor"}
 
 
 def is_waiting(op_type):
-    """Does an op of this type spend its time waiting (not computing)?"""
-    return op_type in _WAITING_TYPES or get_op_def(op_type).blocking
+    """Does an op of this type spend its time waiting (not computing)? Its row of
+    the op table says (``blocking``); an op type only real TF has is computing."""
+    if op_type in _WAITING_TYPES:
+        return True
+    try:
+        return op_def.lookup(op_type).blocking
+    except KeyError:
+        return False
 
 
 @dataclass
