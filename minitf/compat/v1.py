@@ -26,7 +26,6 @@ from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: 
                                   gradients)
 from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
                                       PriorityQueue, QueueBase, RandomShuffleQueue)
-from minitf.ops import io_ops as _io_ops
 from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F401
                                TextLineReader, WholeFileReader, decode_csv, read_file,
                                string_to_number)
@@ -238,8 +237,9 @@ def disable_resource_variables():
 
 
 def enable_eager_execution(*args, **kwargs):
-    raise errors.UnimplementedError(None, None, "minitf runs TF1-style graphs only; eager execution "
-                             "is not part of it. Build a graph and run it in a tf.Session.")
+    raise errors.UnimplementedError(None, None, "minitf runs TF1-style graphs only; eager "
+                                    "execution is not part of it. Build a graph and run it "
+                                    "in a tf.Session.")
 
 
 def executing_eagerly():

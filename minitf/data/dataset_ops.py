@@ -262,8 +262,9 @@ class TextLineDataset(Dataset):
     def __init__(self, filenames, compression_type=None, buffer_size=None,
                  num_parallel_reads=None, name=None):
         if compression_type:
-            raise errors.UnimplementedError(None, None, "minitf's TextLineDataset reads plain files "
-                                     "only (compression_type=%r)" % compression_type)
+            raise errors.UnimplementedError(None, None, "minitf's TextLineDataset reads plain "
+                                            "files only (compression_type=%r)"
+                                            % compression_type)
         self._filenames = convert_to_tensor(filenames, dtype=_dtypes.string, name="filenames")
         self._structure = Spec(_dtypes.string, TensorShape([]))
 

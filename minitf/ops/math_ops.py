@@ -23,7 +23,7 @@ from minitf.framework.op_def import BACKEND, NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops import array_ops, reduction_ops
 from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, binary_inputs, broadcast_static_shape,
-                             check_dtype, constant, convert_to_tensor, dt_enum_name, make_op,
+                             check_dtype, convert_to_tensor, dt_enum_name, make_op,
                              name_scope, shape_str)
 from minitf.ops.elementwise import (BIG, FLOAT_NAMES, NUMBER_NAMES, binary_kernel, binary_op,
                                     dims_text, unary_op)

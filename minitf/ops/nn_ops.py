@@ -13,7 +13,7 @@ from minitf.framework.tensor_shape import TensorShape
 from minitf.ops import array_ops, math_ops, random_ops, reduction_ops
 from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, check_dtype, convert_to_tensor,
                              make_op, name_scope)
-from minitf.ops.elementwise import BIG, FLOAT_NAMES, NUMBER_NAMES, unary_op
+from minitf.ops.elementwise import BIG, FLOAT_NAMES, unary_op
 
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh

@@ -133,7 +133,8 @@ class _Store:
         if initializer is None:
             initializer = init_ops.GlorotUniform() if dtype.is_floating else init_ops.Zeros()
         elif isinstance(initializer, type) and issubclass(initializer, init_ops.Initializer):
-            initializer = initializer(dtype=dtype)    # tf.zeros_initializer, not called: TF allows it
+            # tf.zeros_initializer, not called: TF allows it
+            initializer = initializer(dtype=dtype)
         if callable(initializer):
             if shape is None or not shape.is_fully_defined():
                 raise ValueError("Shape of a new variable (%s) must be fully defined, but "

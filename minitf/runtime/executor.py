@@ -37,7 +37,6 @@ An op whose input is *dead* (the untaken branch of a ``tf.cond``, see
 """
 
 import queue
-import threading
 import time
 
 from minitf.framework import errors

@@ -18,7 +18,6 @@ import ml_dtypes
 import numpy as np
 from numba import config
 
-from minitf.framework import dtypes
 from minitf.framework.errors import InvalidArgumentError
 from minitf.framework.op_def import lookup
 from minitf.kernels import cuda as K

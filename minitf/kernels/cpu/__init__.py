@@ -339,8 +339,9 @@ def reduce(kind, x, axes, keepdims):
     "any") of ``x`` over ``axes`` (a tuple of ints).
 
     Output dtype = input dtype (int sums wrap like TF's int32 arithmetic). Mean
-    of integers sums in int64 and truncates toward zero, as TF does. Over an empty axis: Sum 0, Prod 1, Max lowest
-    (-inf), Min highest (+inf), All True, Any False, float Mean NaN, int Mean 0.
+    of integers sums in int64 and truncates toward zero, as TF does. Over an
+    empty axis: sum 0, prod 1, max lowest (-inf), min highest (+inf), all True,
+    any False, float mean NaN, int mean 0.
     See :mod:`.reductions` for the loop nest.
     """
     x = np.asarray(x)
