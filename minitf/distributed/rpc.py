@@ -119,7 +119,7 @@ class Channel:
                 if deadline is not None:
                     call_deadline = min(call_deadline, deadline)
                 return self.call({"op": protocol.GET_STATUS}, deadline=call_deadline)[0]
-            except (errors.UnavailableError, errors.DeadlineExceededError) as e:
+            except (errors.UnavailableError, errors.DeadlineExceededError):
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
                     raise errors.UnavailableError(

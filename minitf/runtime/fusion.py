@@ -119,7 +119,7 @@ def fuse_nodes(nodes, fetch_slots, feeds):
     for i, s in enumerate(nodes):
         g = group[i]
         if g != i:
-            continue          # computed by a later fused step
+            continue          # computed by a later fused node
         idx = members[i]
         if len(idx) == 1:
             out.append(s)

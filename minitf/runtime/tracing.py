@@ -9,18 +9,12 @@ several devices run at once, so every record takes the trace's lock.
 """
 
 import threading
-import time
 
 import numpy as np
 
 from minitf.ops.variables import VariableResource
 from minitf.runtime.config import (DeviceStepStats, NodeExecStats, NodeOutput,
                                    TensorDescription, Transfer)
-
-
-def now_micros():
-    """Wall-clock microseconds since the epoch, as TF's step stats count them."""
-    return time.time_ns() // 1000
 
 
 class Trace:

@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
+from minitf.framework.op_def import lookup  # noqa: E402
 from minitf.kernels import cpu  # noqa: E402
 
 N = 10_000_000
@@ -47,11 +48,11 @@ def cases():
     b = rng.standard_normal((1024, 1024)).astype(np.float32)
     ai = rng.integers(-9, 9, (256, 256)).astype(np.int32)
     return [
-        ("add 10M f32", lambda: cpu.binary("AddV2", x, y), lambda: np.add(x, y)),
-        ("mul 10M f32", lambda: cpu.binary("Mul", x, y), lambda: np.multiply(x, y)),
-        ("relu 10M f32", lambda: cpu.unary("Relu", x), lambda: np.maximum(x, np.float32(0))),
-        ("reduce_sum 10M f32", lambda: cpu.reduce("Sum", x, (0,), False), lambda: np.sum(x)),
-        ("sum rows 10Mx1 f32", lambda: cpu.reduce("Sum", x.reshape(-1, 100), (1,), False),
+        ("add 10M f32", lambda: cpu.binary(lookup("AddV2"), x, y), lambda: np.add(x, y)),
+        ("mul 10M f32", lambda: cpu.binary(lookup("Mul"), x, y), lambda: np.multiply(x, y)),
+        ("relu 10M f32", lambda: cpu.unary(lookup("Relu"), x), lambda: np.maximum(x, np.float32(0))),
+        ("reduce_sum 10M f32", lambda: cpu.reduce("sum", x, (0,), False), lambda: np.sum(x)),
+        ("sum rows 10Mx1 f32", lambda: cpu.reduce("sum", x.reshape(-1, 100), (1,), False),
          lambda: np.sum(x.reshape(-1, 100), axis=1)),
         ("matmul 1024^2 f32", lambda: cpu.matmul(a, b), lambda: np.matmul(a, b)),
         ("matmul 256^2 i32", lambda: cpu.matmul(ai, ai), lambda: np.matmul(ai, ai)),
@@ -66,12 +67,12 @@ def math_cases(x32):
         t = "f32" if x.dtype == np.float32 else "f64"
         pos = np.abs(x) + x.dtype.type(0.1)
         out += [
-            ("exp 10M %s" % t, lambda x=x: cpu.unary("Exp", x), lambda x=x: np.exp(x)),
-            ("log 10M %s" % t, lambda p=pos: cpu.unary("Log", p), lambda p=pos: np.log(p)),
-            ("tanh 10M %s" % t, lambda x=x: cpu.unary("Tanh", x), lambda x=x: np.tanh(x)),
-            ("sigmoid 10M %s" % t, lambda x=x: cpu.unary("Sigmoid", x),
+            ("exp 10M %s" % t, lambda x=x: cpu.unary(lookup("Exp"), x), lambda x=x: np.exp(x)),
+            ("log 10M %s" % t, lambda p=pos: cpu.unary(lookup("Log"), p), lambda p=pos: np.log(p)),
+            ("tanh 10M %s" % t, lambda x=x: cpu.unary(lookup("Tanh"), x), lambda x=x: np.tanh(x)),
+            ("sigmoid 10M %s" % t, lambda x=x: cpu.unary(lookup("Sigmoid"), x),
              lambda x=x: 1 / (1 + np.exp(-x))),
-            ("pow 10M %s" % t, lambda p=pos, x=x: cpu.binary("Pow", p, x),
+            ("pow 10M %s" % t, lambda p=pos, x=x: cpu.binary(lookup("Pow"), p, x),
              lambda p=pos, x=x: np.power(p, x)),
         ]
     return out
@@ -109,8 +110,8 @@ def extreme_cases(x32):
     for x in (x32, x32.astype(np.float64)):
         t = "f32" if x.dtype == np.float32 else "f64"
         m = x.reshape(10000, 1000)
-        for op, fn in (("Max", np.max), ("Min", np.min)):
-            name = "reduce_%s" % op.lower()
+        for op, fn in (("max", np.max), ("min", np.min)):
+            name = "reduce_%s" % op
             out += [
                 ("%s 10M %s" % (name, t), lambda op=op, x=x: cpu.reduce(op, x, (0,), False),
                  lambda fn=fn, x=x: fn(x)),
