@@ -131,7 +131,7 @@ def box_muller_double(x0, x1, x2, x3):
 
 # ------------------------------------------------------------- the fills ----
 
-def group_size(dist, dtype):
+def group_size(dtype):
     """Outputs per 128-bit block: 4 for 32- and 16-bit types, 2 for 64-bit ones."""
     return 2 if np.dtype(dtype).itemsize == 8 else 4
 
@@ -139,7 +139,7 @@ def group_size(dist, dtype):
 def uniform(key, counter, n, dtype):
     """``RandomUniform``: ``n`` samples in [0, 1) of a float ``dtype``."""
     dtype = np.dtype(dtype)
-    blocks = philox(key, counter, -(-n // group_size("uniform", dtype)))
+    blocks = philox(key, counter, -(-n // group_size(dtype)))
     if dtype == np.float64:
         out = uint64_to_double(blocks[:, 0::2], blocks[:, 1::2])
     elif dtype == np.float32:
@@ -158,7 +158,7 @@ def uniform_int(key, counter, n, lo, hi, dtype):
     dtype = np.dtype(dtype)
     bits_per = 64 if dtype == np.int64 else 32
     rng = (int(hi) - int(lo)) % (1 << bits_per)
-    blocks = philox(key, counter, -(-n // group_size("int", dtype))).astype(np.uint64)
+    blocks = philox(key, counter, -(-n // group_size(dtype))).astype(np.uint64)
     if bits_per == 64:
         bits = blocks[:, 0::2] | (blocks[:, 1::2] << np.uint64(32))
     else:
@@ -173,7 +173,7 @@ def uniform_int(key, counter, n, lo, hi, dtype):
 def normal(key, counter, n, dtype):
     """``RandomStandardNormal``: Box-Muller on each block's words."""
     dtype = np.dtype(dtype)
-    blocks = philox(key, counter, -(-n // group_size("normal", dtype)))
+    blocks = philox(key, counter, -(-n // group_size(dtype)))
     if dtype == np.float64:
         a, b = box_muller_double(blocks[:, 0], blocks[:, 1], blocks[:, 2], blocks[:, 3])
         out = np.stack([a, b], axis=-1)
@@ -194,7 +194,7 @@ def truncated_normal(key, counter, n, dtype):
     and keeps drawing Box-Muller pairs until the group is full.
     """
     dtype = np.dtype(dtype)
-    size = group_size("truncated", dtype)
+    size = group_size(dtype)
     stride = size * 256 // 4
     out = np.empty(-(-n // size) * size, np.float64 if dtype == np.float64 else np.float32)
     for g in range(len(out) // size):

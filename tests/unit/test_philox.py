@@ -18,7 +18,6 @@ may differ between platforms; on Linux they are TF's exactly, and tested so).
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import textwrap

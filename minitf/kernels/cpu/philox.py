@@ -196,9 +196,10 @@ def _words_piece(key, ctr_lo, ctr_hi, out, g0, g1):
         o[4 * g + 1] = x1
         o[4 * g + 2] = x2
         o[4 * g + 3] = x3
-    x = philox_at(key, ctr_lo, ctr_hi, base + np.uint64(full))
-    for j in range(o.size - 4 * full):
-        o[4 * full + j] = x[j]
+    if o.size > 4 * full:
+        x = philox_at(key, ctr_lo, ctr_hi, base + np.uint64(full))
+        for j in range(o.size - 4 * full):
+            o[4 * full + j] = x[j]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -212,9 +213,10 @@ def _uniform_f32_piece(key, ctr_lo, ctr_hi, out, g0, g1):
         o[4 * g + 1] = uint32_to_float(x1)
         o[4 * g + 2] = uint32_to_float(x2)
         o[4 * g + 3] = uint32_to_float(x3)
-    x = philox_at(key, ctr_lo, ctr_hi, base + np.uint64(full))
-    for j in range(o.size - 4 * full):
-        o[4 * full + j] = uint32_to_float(x[j])
+    if o.size > 4 * full:
+        x = philox_at(key, ctr_lo, ctr_hi, base + np.uint64(full))
+        for j in range(o.size - 4 * full):
+            o[4 * full + j] = uint32_to_float(x[j])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -244,9 +246,10 @@ def _uniform_int32_piece(key, ctr_lo, ctr_hi, lo, span, out, g0, g1):
         o[4 * g + 1] = np.int32((ulo + x1 % span) & _M32)
         o[4 * g + 2] = np.int32((ulo + x2 % span) & _M32)
         o[4 * g + 3] = np.int32((ulo + x3 % span) & _M32)
-    x = philox_at(key, ctr_lo, ctr_hi, base + np.uint64(full))
-    for j in range(o.size - 4 * full):
-        o[4 * full + j] = np.int32((ulo + x[j] % span) & _M32)
+    if o.size > 4 * full:
+        x = philox_at(key, ctr_lo, ctr_hi, base + np.uint64(full))
+        for j in range(o.size - 4 * full):
+            o[4 * full + j] = np.int32((ulo + x[j] % span) & _M32)
 
 
 @numba.njit(cache=True, nogil=True)
