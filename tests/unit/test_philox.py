@@ -109,14 +109,15 @@ def live_cases():
     """Everything above, plus sizes big enough for the threaded kernels and
     multinomial batches that TF splits across 1, 2, 3 or 8 threads."""
     cases = golden_cases()
-    for dtype, size in (("float32", 700_001), ("float64", 350_001)):
+    # Sizes past random_fill's thresholds for threads (output size x cost).
+    for dtype, size in (("float32", 700_001), ("float64", 700_003)):
         cases.append(_case("big_uniform_" + dtype, "uniform", [size], dtype=dtype))
-    for dtype, size in (("float32", 150_001), ("float64", 80_003)):
+    for dtype, size in (("float32", 150_001), ("float64", 110_003)):
         cases.append(_case("big_normal_" + dtype, "normal", [size], dtype=dtype))
         cases.append(_case("big_truncated_" + dtype, "truncated", [size], dtype=dtype))
     cases += [
         _case("big_int32", "uniform_int", [700_003], dtype="int32", minval=-1000, maxval=7),
-        _case("big_int64", "uniform_int", [350_001], dtype="int64", minval=3, maxval=2**62),
+        _case("big_int64", "uniform_int", [700_001], dtype="int64", minval=3, maxval=2**62),
         _case("big_normal_f16", "normal", [150_001], dtype="float16"),
         _case("big_shuffle", "shuffle", [10_007]),
     ]
