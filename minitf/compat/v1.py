@@ -20,6 +20,7 @@ from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
 from minitf.ops import while_loop as _while_loop
+from minitf.ops.tensor_array_ops import TensorArray
 from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401

@@ -37,13 +37,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
 __all__ = ["OpDef", "Elementwise", "declare", "lookup", "all_op_defs", "NOT_DIFFERENTIABLE",
-           "ANY", "ALL", "PASS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE",
+           "ANY", "ALL", "PASS", "CONTROLS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE",
            "ENTERS", "EXITS", "NEXT_ITERATION"]
 
 #: ``dead_when`` values: an op is skipped (its outputs are dead, see
 #: runtime/deadness.py) when ANY input is dead (most ops), when ALL are
-#: (``Merge``), or never (PASS: ``_Send`` runs to pass the news on).
-ANY, ALL, PASS = "any", "all", "pass"
+#: (``Merge``), never (PASS: ``_Send`` runs to pass the news on), or only when a
+#: control input is dead (CONTROLS: a dead data input reaches the kernel as
+#: DEAD; a while loop's ``StackPushV2`` saves "this branch did not run").
+ANY, ALL, PASS, CONTROLS = "any", "all", "pass", "controls"
 
 
 class _Dead:
@@ -170,8 +172,8 @@ class OpDef:
     elementwise: Optional[Elementwise] = None
 
     def __post_init__(self):
-        if self.dead_when not in (ANY, ALL, PASS):
-            raise ValueError("%s: dead_when must be 'any', 'all' or 'pass', not %r"
+        if self.dead_when not in (ANY, ALL, PASS, CONTROLS):
+            raise ValueError("%s: dead_when must be 'any', 'all', 'pass' or 'controls', not %r"
                              % (self.name, self.dead_when))
         if self.frame_move not in (None, ENTERS, EXITS, NEXT_ITERATION):
             raise ValueError("%s: frame_move must be ENTERS, EXITS or NEXT_ITERATION, not %r"

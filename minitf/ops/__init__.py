@@ -30,4 +30,4 @@ kernel registry (``minitf/kernels/registry.py``) is built from it.
 from minitf.ops import (accumulator_ops, array_ops, compression_ops, control_flow_ops,  # noqa
                         core, data_flow_ops, debug_ops, elementwise, gradients, io_ops,
                         iterator_ops, math_ops, nn_ops, random_ops, reduction_ops,
-                        sendrecv_ops, training_ops, variables)
+                        sendrecv_ops, stack_ops, tensor_array_ops, training_ops, variables, while_loop)

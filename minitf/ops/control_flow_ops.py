@@ -7,7 +7,7 @@ import numpy as np
 from minitf.framework import dtypes, errors
 from minitf.framework.graph import Operation, Tensor, as_operation, get_default_graph
 from minitf.framework.op_def import (ALL, DEAD, ENTERS, EXITS, NOT_DIFFERENTIABLE, NOTHING,
-                                     OpDef, declare)
+                                     PASS, OpDef, declare)
 from minitf.framework.op_def import NEXT_ITERATION as NEXT_ITERATION_MOVE
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops import array_ops
@@ -20,6 +20,17 @@ def _no_op_kernel(op, backend):
 
 NO_OP = declare(OpDef("NoOp", gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
                       kernel=_no_op_kernel))
+
+
+#: TF's ``ControlTrigger``: a NoOp that runs even when its control inputs are dead.
+#: A while loop's gradient orders the stack pushes of one iteration before the
+#: next with it, whichever branch of a cond inside the loop ran.
+CONTROL_TRIGGER = declare(OpDef("ControlTrigger", gradient=NOT_DIFFERENTIABLE, dead_when=PASS,
+                                devices=EVERY_DEVICE, kernel=_no_op_kernel))
+
+
+def control_trigger(name="ControlTrigger"):
+    return make_op(CONTROL_TRIGGER, [], [], [], name=name, graph=get_default_graph())
 
 
 def no_op(name=None):

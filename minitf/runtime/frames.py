@@ -48,7 +48,7 @@ import time
 import numpy as np
 
 from minitf.framework import errors
-from minitf.framework.op_def import ALL, ANY, DEAD, ENTERS, EXITS, NEXT_ITERATION
+from minitf.framework.op_def import ALL, ANY, CONTROLS, DEAD, ENTERS, EXITS, NEXT_ITERATION
 
 _ROOT = None
 
@@ -396,9 +396,11 @@ class FrameRun:
 
 
 def is_dead(node, inputs, it, i):
-    """Whether node ``i`` is skipped in iteration ``it`` (ANY and PASS rules;
-    a Merge, ALL, is decided by the scheduler)."""
+    """Whether node ``i`` is skipped in iteration ``it`` (the ANY, CONTROLS and
+    PASS rules; a Merge's, ALL, is decided by the scheduler)."""
     if node.dead_when == ANY:
         return (it.dead_ctrl is not None and i in it.dead_ctrl) or any(
             v is DEAD for v in inputs)
+    if node.dead_when == CONTROLS:
+        return it.dead_ctrl is not None and i in it.dead_ctrl
     return False
