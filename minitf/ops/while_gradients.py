@@ -119,11 +119,21 @@ def build(graph, W, exit_grads, needs_grad, backprop_body):
     body, returning a gradient (or None) per x. Returns ``{outside tensor: gradient}``."""
     if not W.back_prop:
         return {}
+    # A loop nested in a loop whose gradient is being built: its pushes must all
+    # happen before the next outer iteration's, and its pops before the next
+    # outer backward iteration's, so the outer syncs wait for it as a whole.
+    enclosing = graph._control_flow_context
+    enclosing = enclosing.while_context() if enclosing is not None else None
+    outer_state = enclosing.gradient_state if enclosing is not None else None
     state = LoopGradient(graph, W)
+    if outer_state is not None:
+        outer_state.counter.sync._add_control_input(state.counter.count.op)
     float_vars = [k for k, x in enumerate(W.exits)
                   if x.outputs[0].dtype.base_dtype.is_floating]
-    captured = [(t, e) for t, e in W.captured.items()
-                if t.dtype.base_dtype.is_floating and needs_grad(t)]
+    # (each captured value keyed by what its Enter reads: in a nested loop, the
+    # enclosing loop's Enter of it)
+    captured = [(e.op.inputs[0], e) for e in W.captured.values()]
+    captured = [(t, e) for t, e in captured if t.dtype.base_dtype.is_floating and needs_grad(t)]
     starts = []
     for k in float_vars:
         g = exit_grads[k]
@@ -163,6 +173,8 @@ def build(graph, W, exit_grads, needs_grad, backprop_body):
     results = while_loop(cond, body, [state.counter.count] + starts + accs,
                          shape_invariants=shapes, parallel_iterations=W.parallel_iterations,
                          name="while_grad", return_same_structure=True)
+    if outer_state is not None:
+        outer_state.pops[("loop", W)] = results[0]
     out = {}
     for k, g in zip(float_vars, results[1:1 + n_vars]):
         out[W.enters[k].inputs[0]] = g
