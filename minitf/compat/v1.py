@@ -19,6 +19,8 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
+from minitf.ops import rnn as _rnn
+from minitf.ops import rnn_cell as _rnn_cell
 from minitf.ops import while_loop as _while_loop
 from minitf.ops.tensor_array_ops import TensorArray
 from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
@@ -134,6 +136,9 @@ set_random_seed = _random_ops.set_random_seed
 
 no_op = _control_flow_ops.no_op
 cond = _control_flow_ops.cond
+reverse = _array_ops.reverse
+reverse_v2 = _array_ops.reverse
+reverse_sequence = _array_ops.reverse_sequence
 while_loop = _while_loop.while_loop
 group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
@@ -266,6 +271,12 @@ nn.leaky_relu = _nn_ops.leaky_relu
 nn.dropout = _nn_ops.dropout
 nn.moments = _nn_ops.moments
 nn.l2_normalize = _nn_ops.l2_normalize
+nn.dynamic_rnn = _rnn.dynamic_rnn
+nn.static_rnn = _rnn.static_rnn
+nn.bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
+nn.rnn_cell = _types.ModuleType("minitf.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell: RNN cells.")
+for _name in _rnn_cell.__all__:
+    setattr(nn.rnn_cell, _name, getattr(_rnn_cell, _name))
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",

@@ -1133,3 +1133,80 @@ def gather(params, indices, axis=0, name=None):
                        [shape], name=scope, attrs={"Tparams": params.dtype.base_dtype,
                                                    "Tindices": indices.dtype.base_dtype}
                        ).outputs[0]
+
+
+# ======================================================= ReverseV2 / ReverseSequence ===
+def _reverse_kernel(op, backend):
+    def compute(ctx, inputs):
+        x, axes = inputs
+        axes = [int(a) % max(x.ndim, 1) for a in np.asarray(axes).reshape(-1)]
+        return [np.ascontiguousarray(np.flip(x, axis=tuple(axes))) if axes else x]
+    return compute
+
+
+def _reverse_grad(op, grad):
+    return reverse(grad, op.inputs[1]), None
+
+
+REVERSE_V2 = declare(OpDef("ReverseV2", inputs=("tensor", "axis"), attrs=("T", "Tidx"),
+                           gradient=_reverse_grad, devices=EVERY_DEVICE,
+                           kernel=_reverse_kernel, host_memory_inputs=(1,)))
+
+
+def reverse(tensor, axis, name=None):
+    """``tensor`` with the order of its elements along each of ``axis`` reversed."""
+    x = convert_to_tensor(tensor, name="tensor")
+    axis = convert_to_tensor(axis, dtype=dtypes.int32, name="axis")
+    return make_op(REVERSE_V2, [x, axis], [x.dtype.base_dtype], [x.shape],
+                   name=name or "ReverseV2",
+                   attrs={"T": x.dtype.base_dtype, "Tidx": axis.dtype.base_dtype}).outputs[0]
+
+
+def _reverse_sequence_kernel(op, backend):
+    seq_dim, batch_dim = op.get_attr("seq_dim"), op.get_attr("batch_dim")
+
+    def compute(ctx, inputs):
+        x, lengths = inputs[0], np.asarray(inputs[1])
+        if lengths.shape != (x.shape[batch_dim],):
+            raise errors.InvalidArgumentError(
+                None, None, "Length of seq_lengths != input.dims(%d), (%d vs. %d)"
+                % (batch_dim, lengths.size, x.shape[batch_dim]))
+        if (lengths > x.shape[seq_dim]).any():
+            raise errors.InvalidArgumentError(
+                None, None, "seq_lens(%d) > input.dims(%d)" % (int(lengths.max()), seq_dim))
+        out = x.copy()
+        for b, n in enumerate(lengths):
+            src = [slice(None)] * x.ndim
+            src[batch_dim], src[seq_dim] = b, slice(int(n) - 1, None, -1) if n else slice(0, 0)
+            dst = [slice(None)] * x.ndim
+            dst[batch_dim], dst[seq_dim] = b, slice(0, int(n))
+            out[tuple(dst)] = x[tuple(src)]
+        return [out]
+    return compute
+
+
+def _reverse_sequence_grad(op, grad):
+    return (reverse_sequence(grad, op.inputs[1], seq_axis=op.get_attr("seq_dim"),
+                             batch_axis=op.get_attr("batch_dim")), None)
+
+
+REVERSE_SEQUENCE = declare(OpDef(
+    "ReverseSequence", inputs=("input", "seq_lengths"),
+    attrs=("seq_dim", "batch_dim", "T", "Tlen"), gradient=_reverse_sequence_grad,
+    kernel=_reverse_sequence_kernel))
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None,  # noqa: A002
+                     seq_dim=None, batch_dim=None):
+    """Reverse the first ``seq_lengths[b]`` elements along ``seq_axis`` of each
+    batch entry ``b`` (the rest stays in place): a padded batch of sequences,
+    each read backwards (``bidirectional_dynamic_rnn``'s backward direction)."""
+    seq_axis = seq_axis if seq_axis is not None else seq_dim
+    batch_axis = batch_axis if batch_axis is not None else (batch_dim or 0)
+    x = convert_to_tensor(input, name="input")
+    lengths = convert_to_tensor(seq_lengths, name="seq_lengths")
+    return make_op(REVERSE_SEQUENCE, [x, lengths], [x.dtype.base_dtype], [x.shape],
+                   name=name or "ReverseSequence",
+                   attrs={"seq_dim": int(seq_axis), "batch_dim": int(batch_axis),
+                          "T": x.dtype.base_dtype, "Tlen": lengths.dtype.base_dtype}
+                   ).outputs[0]
