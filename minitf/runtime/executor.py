@@ -316,8 +316,11 @@ class Plan:
 
     def _run_frames(self, vals, step):
         """A step with while loops: values per (frame, iteration), frames.py."""
-        run = frames.FrameRun(self, self.frames, vals, step)
         nodes = self.nodes
+        if self.inline:
+            return frames.run_structured(self, self.frames, vals, step, self._run_one,
+                                         self._context(nodes[0].device, step))
+        run = frames.FrameRun(self, self.frames, vals, step)
         may_be_dead = self.may_be_dead
 
         def compute(i, it, ctx):
@@ -327,9 +330,6 @@ class Plan:
                 return None, True
             return self._call(s, ins, ctx), False
 
-        if self.inline:
-            ctx = self._context(nodes[0].device, step)
-            return run.run_inline(lambda i, it: compute(i, it, ctx))
         pool, blocking_pool = self._pools.get()
         contexts = {name: self._context(s.device, step)
                     for name, s in {s.device.name: s for s in nodes}.items()}

@@ -101,6 +101,60 @@ class FrameLayout:
         for i, s in enumerate(nodes):
             for p in s.control_preds:
                 self.ctrl_succ[p].add(i)
+        self.members = collections.defaultdict(list)
+        for i in range(n):
+            self.members[self.frame_of[i]].append(i)
+        self.order = self._static_orders(nodes, producer)
+
+    def _static_orders(self, nodes, producer):
+        """Per frame, an order to run one iteration of it in a single thread:
+        its ops after their inputs (a Merge's back edge does not count), and
+        each loop it contains as one item ``("loop", name)`` placed after the
+        Enters that feed it and before the ops that read its Exits."""
+        children = collections.defaultdict(list)
+        for child, parent in self.parent.items():
+            children[parent].append(child)
+        orders = {}
+        for frame, members in self.members.items():
+            unit = {}                       # Exit node of a child loop -> its item
+            for child in children[frame]:
+                for x in self.exits[child]:
+                    unit[x] = ("loop", child)
+            preds = {}
+            items = list(members) + [("loop", c) for c in children[frame]]
+            for item in items:
+                preds[item] = set()
+            for j in members:
+                s = nodes[j]
+                for p in [producer[k] for k in s.inputs if k in producer] + list(s.control_preds):
+                    if self.frame_of[p] == frame and not (
+                            self.move[p] == NEXT_ITERATION and self.is_merge[j]):
+                        preds[j].add(p)
+                    elif p in unit:
+                        preds[j].add(unit[p])
+                    # else: an Enter of this frame, whose value is there before the iteration
+            for child in children[frame]:
+                preds[("loop", child)] = {i for i in members
+                                          if self.move[i] == ENTERS and self.child[i] == child}
+            succs = collections.defaultdict(list)
+            for item, ps in preds.items():
+                for p in ps:
+                    succs[p].append(item)
+            ready = sorted((item for item in items if not preds[item]), key=_item_key)
+            order, count = [], {item: len(ps) for item, ps in preds.items()}
+            while ready:
+                item = ready.pop(0)
+                order.append(item)
+                for nxt in sorted(succs[item], key=_item_key):
+                    count[nxt] -= 1
+                    if count[nxt] == 0:
+                        ready.append(nxt)
+            if len(order) != len(items):
+                raise errors.InvalidArgumentError(
+                    None, None, "The graph has a cycle that is not a while loop (in %s)"
+                    % (frame or "the top level"))
+            orders[frame] = order
+        return orders
 
     def _assign_frames(self, nodes):
         """TF's rule, walked from the ops with no inputs: an op's successors are
@@ -181,10 +235,10 @@ class Iteration:
 
 
 class FrameRun:
-    """One step of a plan with loops. ``compute(i, iteration)`` runs node ``i``
-    with that iteration's inputs and returns ``(outputs, dead)``; ``submit`` is
-    None to run everything in the caller's thread, else
-    ``submit(i, iteration, done_queue)`` hands the node to a thread pool."""
+    """One step of a plan with loops whose ops run on thread pools (several
+    devices, or blocking ops): ``run_pooled(submit, grace)`` hands each ready
+    (node, iteration) to ``submit(i, iteration, done_queue)`` and delivers the
+    results as they come back, on the calling thread."""
 
     def __init__(self, plan, layout, vals, step):
         self.plan = plan
@@ -340,21 +394,6 @@ class FrameRun:
         self._finish_iterations(parent.frame)
 
     # -- running ---------------------------------------------------------------------------
-    def run_inline(self, compute):
-        step = self.step
-        deadline = step.deadline
-        ready = self.ready
-        while ready:
-            i, it = ready.popleft()
-            outs, dead = compute(i, it)
-            self.finished(i, it, outs, dead)
-            if step.cancelled.is_set():
-                raise errors.CancelledError(None, None, "Step was cancelled")
-            if deadline is not None and time.monotonic() > deadline:
-                raise errors.DeadlineExceededError(
-                    None, None, "Timed out after running %s" % self.nodes[i].op.name)
-        return self._fetched()
-
     def run_pooled(self, submit, grace):
         done = queue.SimpleQueue()
         step = self.step
@@ -393,6 +432,76 @@ class FrameRun:
                     "while loop did not finish (its frames: %s)"
                     % sorted(str(k[1]) for k in self.root.children))
         return [vals[slot] for slot in self.plan.fetch_slots]
+
+
+def _item_key(item):
+    return item if isinstance(item, int) else -1
+
+
+def run_structured(plan, layout, vals, step, run_one, ctx):
+    """Run a plan with loops in the caller's thread: each frame one iteration at
+    a time, each iteration in its static order (``FrameLayout.order``).
+
+    With one thread, iterations gain nothing from overlapping, so there is no
+    per-(frame, iteration) bookkeeping: one list of values and one list of
+    dead flags serve the whole step. An iteration overwrites the slots of the
+    one before (a Merge takes its back edge, the NextIteration's slot, before
+    that NextIteration runs again); a nested loop runs to its end where it
+    stands in its parent's order; the loop ends after the iteration in which
+    no NextIteration carried a live value."""
+    nodes = plan.nodes
+    dead = [False] * len(nodes)
+    deadline = step.deadline
+    cancelled = step.cancelled
+
+    def run_frame(frame):
+        order = layout.order[frame]
+        k = 0
+        while True:
+            live_next = False
+            for item in order:
+                if item.__class__ is tuple:
+                    child = item[1]
+                    for j in layout.members[child]:
+                        dead[j] = False
+                    run_frame(child)
+                    continue
+                if layout.is_merge[item]:
+                    _merge(item, k)
+                else:
+                    run_one(item, vals, ctx, dead)
+                    if layout.move[item] == NEXT_ITERATION and not dead[item] and \
+                            vals[nodes[item].out_base] is not DEAD:
+                        live_next = True
+                if cancelled.is_set():
+                    raise errors.CancelledError(None, None, "Step was cancelled")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out after running %s" % nodes[item].op.name)
+            if frame is _ROOT or not live_next:
+                return
+            k += 1
+            for j in layout.members[frame]:
+                dead[j] = False
+
+    def _merge(i, k):
+        s = nodes[i]
+        back = layout.back_edge[i]
+        loop = any(back)
+        if not any(dead[p] for p in s.control_preds):
+            for pos, slot in enumerate(s.inputs):
+                if loop and back[pos] != (k > 0):
+                    continue
+                v = vals[slot]
+                if v is not DEAD and v is not None:
+                    vals[s.out_base] = v
+                    vals[s.out_base + 1] = np.int32(pos)
+                    return
+        dead[i] = True
+        vals[s.out_base] = vals[s.out_base + 1] = DEAD
+
+    run_frame(_ROOT)
+    return [vals[slot] for slot in plan.fetch_slots]
 
 
 def is_dead(node, inputs, it, i):
