@@ -270,16 +270,22 @@ def import_nodes(graph, node_defs, tensors):
     device a master chose, when it chose one."""
     created = []
     by_name = graph._nodes_by_name
+    later = {nd["name"] for nd in node_defs}
+    forward = []   # (op, input index, name, output index): a while loop's back edge
     with graph._lock:
         for nd in node_defs:
             inputs = []
             for name, index in nd["inputs"]:
                 producer = by_name.get(name)
                 if producer is None:
-                    raise ValueError("node %s reads %s:%d, which is not in the graph"
-                                     % (nd["name"], name, index))
+                    if name not in later:
+                        raise ValueError("node %s reads %s:%d, which is not in the graph"
+                                         % (nd["name"], name, index))
+                    forward.append((nd["name"], len(inputs), name, index))
+                    inputs.append(None)       # filled in below
+                    continue
                 inputs.append(producer._outputs[index])
-            control = [by_name[c] for c in nd["control"]]
+            control = [by_name[c] for c in nd["control"] if c in by_name]
             attrs = {k: _decode_attr(v, tensors) for k, v in nd["attrs"].items()}
             out = nd["out"]
             op = _raw_op(graph, nd["op"], nd["name"], inputs,
@@ -288,6 +294,15 @@ def import_nodes(graph, node_defs, tensors):
                          nd["colocation"])
             op._assigned = nd.get("assigned") or ""
             created.append(op)
+        for op, nd in zip(created, node_defs):
+            for c in nd["control"]:
+                if c not in by_name:
+                    raise ValueError("node %s waits for %s, which is not in the graph"
+                                     % (nd["name"], c))
+                if by_name[c] not in op._control_inputs:
+                    op._control_inputs.append(by_name[c])
+        for name, position, producer, index in forward:
+            by_name[name]._update_input(position, by_name[producer]._outputs[index])
     return created
 
 
@@ -304,6 +319,7 @@ def _raw_op(graph, op_type, name, inputs, out_dtypes, out_shapes, attrs, control
     graph._nodes_by_id.append(op)
     graph._names_in_use[name.lower()] = 1
     for t in inputs:
-        graph._consumers.setdefault(t, []).append(op)
+        if t is not None:
+            graph._consumers.setdefault(t, []).append(op)
     graph._version += 1
     return op

@@ -328,6 +328,8 @@ class Plan:
             ins = [it.vals[j] for j in s.inputs]
             if may_be_dead and frames.is_dead(s, ins, it, i):
                 return None, True
+            if it.frame.key:
+                ctx = ctx.in_frame("%s:%d" % (it.frame.key, it.index))
             return self._call(s, ins, ctx), False
 
         pool, blocking_pool = self._pools.get()

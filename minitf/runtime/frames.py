@@ -157,44 +157,49 @@ class FrameLayout:
         return orders
 
     def _assign_frames(self, nodes):
-        """TF's rule, walked from the ops with no inputs: an op's successors are
-        in its frame, except an Enter's (in the frame it enters) and an Exit's
-        (in the frame enclosing its own)."""
-        n = len(nodes)
-        frame_of = [0] * n   # 0: not reached yet
-        parent = {}
-        todo = collections.deque(i for i, s in enumerate(nodes) if s.n_preds == 0)
-        for i in todo:
-            frame_of[i] = _ROOT
-        while todo:
-            i = todo.popleft()
-            f = frame_of[i]
-            if self.move[i] == ENTERS:
-                parent.setdefault(self.child[i], f)
-                g = self.child[i]
-            elif self.move[i] == EXITS:
-                if f is _ROOT:
-                    raise errors.InvalidArgumentError(
-                        None, None, "%s is an Exit outside of any while loop"
-                        % nodes[i].op.name)
-                g = parent[f]
-            else:
-                g = f
-            for j in nodes[i].successors:
-                if frame_of[j] == 0:
-                    frame_of[j] = g
-                    todo.append(j)
-                elif frame_of[j] != g:
-                    raise errors.InvalidArgumentError(
-                        None, None, "%s has inputs from two frames (%s and %s): an op inside "
-                        "a tf.while_loop may only read values made in the loop or captured "
-                        "into it" % (nodes[j].op.name, frame_of[j] or "the top level",
-                                     g or "the top level"))
-        for i in range(n):
-            if frame_of[i] == 0:
-                raise errors.InternalError(None, None, "%s is unreachable in the plan"
-                                           % nodes[i].op.name)
-        return frame_of
+        return assign_frames([s.successors for s in nodes], self.move, self.child,
+                             [i for i, s in enumerate(nodes) if s.n_preds == 0],
+                             lambda i: nodes[i].op.name)
+
+
+def assign_frames(successors, move, child, sources, name_of):
+    """The frame each op runs in (None: the top level), TF's rule, walked from
+    ``sources`` (the ops with no inputs) along ``successors``: an op's successors
+    are in its frame, except an Enter's (in the frame it enters, ``child``) and
+    an Exit's (in the frame enclosing its own). Used for a plan's nodes and, by
+    the partitioner, for a step's ops."""
+    n = len(successors)
+    frame_of = [0] * n   # 0: not reached yet
+    parent = {}
+    todo = collections.deque(sources)
+    for i in todo:
+        frame_of[i] = _ROOT
+    while todo:
+        i = todo.popleft()
+        f = frame_of[i]
+        if move[i] == ENTERS:
+            parent.setdefault(child[i], f)
+            g = child[i]
+        elif move[i] == EXITS:
+            if f is _ROOT:
+                raise errors.InvalidArgumentError(
+                    None, None, "%s is an Exit outside of any while loop" % name_of(i))
+            g = parent[f]
+        else:
+            g = f
+        for j in successors[i]:
+            if frame_of[j] == 0:
+                frame_of[j] = g
+                todo.append(j)
+            elif frame_of[j] != g:
+                raise errors.InvalidArgumentError(
+                    None, None, "%s has inputs from two frames (%s and %s): an op inside a "
+                    "tf.while_loop may only read values made in the loop or captured into it"
+                    % (name_of(j), frame_of[j] or "the top level", g or "the top level"))
+    for i in range(n):
+        if frame_of[i] == 0:
+            raise errors.InternalError(None, None, "%s is unreachable in the plan" % name_of(i))
+    return frame_of
 
 
 class Frame:
@@ -214,7 +219,7 @@ class Frame:
         self.deferred = collections.deque()   # (iteration, NextIteration node, value)
         self.live_exits = set()
         self.children = {}           # (iteration index, frame name) -> Frame
-        self.key = key               # a name unique in the step, for rendezvous keys
+        self.key = key               # names this frame in rendezvous keys (see below)
 
 
 class Iteration:
@@ -251,7 +256,6 @@ class FrameRun:
                                 for i, s in enumerate(self.nodes)]
         self.ready = collections.deque()
         self.in_flight = 0
-        self.frame_count = 0
         self.root = Frame(_ROOT, None, 1, 0, "")
         it = Iteration(self.root, 0, 0, self.initial_pending)
         it.vals = vals
@@ -277,9 +281,11 @@ class FrameRun:
         name = self.layout.child[i]
         frame = it.frame.children.get((it.index, name))
         if frame is None:
-            self.frame_count += 1
+            # The same name on every task that runs part of this loop: rendezvous
+            # keys of a _Send/_Recv inside it must agree (distributed/partition.py).
             frame = Frame(name, it, self.layout.parallel[i], self.layout.n_enters[name],
-                          "%s;%d" % (name, self.frame_count))
+                          "%s%s@%d" % (it.frame.key + "/" if it.frame.key else "", name,
+                                       it.index))
             it.frame.children[(it.index, name)] = frame
             it.child_frames += 1
         return frame
