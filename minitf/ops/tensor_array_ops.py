@@ -36,8 +36,9 @@ class TensorArrayState:
     """The resource behind one TensorArray in one step: its slots and their shape."""
 
     def __init__(self, dtype, size, dynamic_size, clear_after_read, element_shape, name,
-                 is_gradient=False):
+                 is_gradient=False, infer_shape=True):
         self.dtype = dtype
+        self.infer_shape = infer_shape   # False: elements may differ in shape
         self.values = [None] * size
         self.dynamic_size = dynamic_size
         self.clear_after_read = clear_after_read
@@ -88,7 +89,8 @@ class TensorArrayState:
                         "already been written to." % index)
                 value = old + value        # a gradient array adds the contributions up
             self.values[index] = value
-            if self.element_shape is None or not self.element_shape.is_fully_defined():
+            if self.infer_shape and (self.element_shape is None or
+                                     not self.element_shape.is_fully_defined()):
                 self.element_shape = TensorShape(value.shape)
 
     def read(self, index):
@@ -117,7 +119,8 @@ class TensorArrayState:
             if g is None:
                 g = self.gradients[source] = TensorArrayState(
                     self.dtype, len(self.values), self.dynamic_size, False, self.element_shape,
-                    "%s@%s" % (self.name, source), is_gradient=True)
+                    "%s@%s" % (self.name, source), is_gradient=True,
+                    infer_shape=self.infer_shape)
             return g
 
 
@@ -137,7 +140,8 @@ def _make_kernel(op, backend):
             raise errors.InvalidArgumentError(None, None, "Size should be >= 0.")
         state = TensorArrayState(dtype, size, attrs["dynamic_size"],
                                  attrs["clear_after_read"], element_shape,
-                                 attrs.get("tensor_array_name") or op.name)
+                                 attrs.get("tensor_array_name") or op.name,
+                                 infer_shape=attrs.get("identical_element_shapes", True))
         return [state, _FLOW]
     return compute
 
@@ -332,6 +336,8 @@ class TensorArray:
                  element_shape=None, colocate_with_first_write_call=True, name=None):
         self._dtype = _dtypes.as_dtype(dtype).base_dtype
         self._infer_shape = infer_shape
+        self._dynamic_size = bool(dynamic_size)
+        self._size = None          # the size tensor, when it was given (TF: size() is it)
         self._element_shape = [as_shape(element_shape) if element_shape is not None
                                else unknown_shape()]
         if handle is not None:
@@ -345,6 +351,7 @@ class TensorArray:
             raise ValueError("Size must be provided if handle is not provided")
         with name_scope(name, "TensorArray", [size]) as scope:
             size = convert_to_tensor(size, dtype=_dtypes.int32, name="size")
+            self._size = size
             op = make_op(TENSOR_ARRAY_V3, [size], [_dtypes.resource, _dtypes.float32],
                          [TensorShape([]), TensorShape([])], name=scope,
                          attrs={"dtype": self._dtype, "element_shape": self._element_shape[0],
@@ -368,6 +375,7 @@ class TensorArray:
         ta = TensorArray(self._dtype, handle=self._handle, flow=flow,
                          infer_shape=self._infer_shape)
         ta._element_shape = self._element_shape
+        ta._dynamic_size, ta._size = self._dynamic_size, self._size
         return ta
 
     def _merge_shape(self, shape):
@@ -464,6 +472,9 @@ class TensorArray:
         return self._with_flow(op.outputs[0])
 
     def size(self, name=None):
+        """The number of elements: the size it was made with, unless it grows."""
+        if not self._dynamic_size and self._size is not None:
+            return self._size
         op = make_op(TENSOR_ARRAY_SIZE_V3, [self._handle, self._flow], [_dtypes.int32],
                      [TensorShape([])], name=name or "TensorArraySizeV3")
         return op.outputs[0]
