@@ -340,6 +340,10 @@ class Plan:
             try:
                 if step.cancelled.is_set():
                     raise errors.CancelledError(None, None, "Step was cancelled")
+                if step.deadline is not None and time.monotonic() > step.deadline:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out before %s could start (iteration %d of its "
+                        "while loop)" % (nodes[i].op.name, it.index))
                 outs, dead = compute(i, it, contexts[nodes[i].device.name])
                 done.put((i, it, outs, dead, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
