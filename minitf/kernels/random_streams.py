@@ -38,8 +38,8 @@ ops in ``minitf/ops/random_ops.py`` keep it in the session's state)::
 The functions validate their inputs with TF's messages and return arrays of
 the output's shape and dtype. What computes the samples from a reserved
 position is the ``fill`` module they are given: the CPU's Numba kernels
-(:mod:`minitf.kernels.cpu.random_fill`, the default), the numpy reference, or
-the CUDA kernels; the bookkeeping here is the same for all three, which is
+(:mod:`minitf.kernels.cpu.random_fill`, the default, imported on first use),
+the numpy reference, or the CUDA kernels; the bookkeeping here is the same for all three, which is
 why a virtual or a real GPU draws the CPU's numbers.
 
 Two other users of TF's streams draw one 32-bit word at a time
@@ -57,7 +57,6 @@ from typing import NamedTuple
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import random_fill
 from minitf.kernels.threads import kernel_threads
 
 _M64 = (1 << 64) - 1
@@ -201,32 +200,40 @@ def _size(shape):
 
 # --------------------------------------------------------- the op kernels ----
 
-def random_uniform(generator, shape, dtype, fill=random_fill):
+def _fill(fill):
+    """The module that samples: ``fill``, else the CPU's Numba kernels."""
+    if fill is not None:
+        return fill
+    from minitf.kernels.cpu import random_fill   # lazy: Numba's start-up and cache set-up
+    return random_fill
+
+
+def random_uniform(generator, shape, dtype, fill=None):
     """``RandomUniform``: floats in [0, 1) of ``shape`` (``tf.random_uniform`` then
     scales them with ordinary ops)."""
     shape = output_shape(shape)
     n = _size(shape)
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return fill.uniform(philox, n, dtype).reshape(shape)
+    return _fill(fill).uniform(philox, n, dtype).reshape(shape)
 
 
-def random_standard_normal(generator, shape, dtype, fill=random_fill):
+def random_standard_normal(generator, shape, dtype, fill=None):
     """``RandomStandardNormal``: N(0, 1) samples of ``shape``."""
     shape = output_shape(shape)
     n = _size(shape)
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return fill.normal(philox, n, dtype).reshape(shape)
+    return _fill(fill).normal(philox, n, dtype).reshape(shape)
 
 
-def truncated_normal(generator, shape, dtype, fill=random_fill):
+def truncated_normal(generator, shape, dtype, fill=None):
     """``TruncatedNormal``: N(0, 1) samples of ``shape``, redrawn until ``|x| < 2``."""
     shape = output_shape(shape)
     n = _size(shape)
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return fill.truncated_normal(philox, n, dtype).reshape(shape)
+    return _fill(fill).truncated_normal(philox, n, dtype).reshape(shape)
 
 
-def random_uniform_int(generator, shape, minval, maxval, fill=random_fill):
+def random_uniform_int(generator, shape, minval, maxval, fill=None):
     """``RandomUniformInt``: integers in ``[minval, maxval)`` of ``minval``'s dtype."""
     shape = output_shape(shape)
     minval, maxval = np.asarray(minval), np.asarray(maxval)
@@ -243,17 +250,17 @@ def random_uniform_int(generator, shape, minval, maxval, fill=random_fill):
     if not lo < hi:
         raise InvalidArgumentError(None, None, "Need minval < maxval, got %d >= %d" % (lo, hi))
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return fill.uniform_int(philox, n, lo, hi, dtype).reshape(shape)
+    return _fill(fill).uniform_int(philox, n, lo, hi, dtype).reshape(shape)
 
 
-def random_shuffle(generator, value, fill=random_fill):
+def random_shuffle(generator, value, fill=None):
     """``RandomShuffle``: ``value`` with its first dimension shuffled (any dtype)."""
     value = np.asarray(value)
     if value.size <= 1 or value.ndim == 0 or value.shape[0] <= 1:
         return value                    # TF passes the input through, drawing nothing
     rows = value.shape[0]
     philox = generator.reserve_samples32(rows - 1)
-    return value[fill.shuffle_permutation(philox, rows)]
+    return value[_fill(fill).shuffle_permutation(philox, rows)]
 
 
 def default_num_threads():
@@ -264,7 +271,7 @@ def default_num_threads():
 
 
 def multinomial(generator, logits, num_samples, output_dtype=np.int64, num_threads=None,
-                fill=random_fill):
+                fill=None):
     """``Multinomial``: ``[batch, num_samples]`` class indices drawn from ``logits``.
 
     ``num_threads`` is the session's intra-op thread count (TF's
@@ -298,7 +305,7 @@ def multinomial(generator, logits, num_samples, output_dtype=np.int64, num_threa
     if num_threads is None:
         num_threads = kernel_threads() or default_num_threads()
     shards = tf_work_shards(batch, cost, int(num_threads))
-    return fill.multinomial(philox, logits, num_samples, shards, output_dtype)
+    return _fill(fill).multinomial(philox, logits, num_samples, shards, output_dtype)
 
 
 # ------------------------------------------------- TF's split of the work ----
