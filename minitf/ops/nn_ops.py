@@ -322,7 +322,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         x_dtype = x.dtype.base_dtype
         if not x_dtype.is_floating:
             raise ValueError("`x.dtype` must be a floating point tensor as `x` will be "
-                             "scaled. Received: x_dtype=%r" % x_dtype)
+                             "scaled. Received: x_dtype=%s" % x_dtype)
         if is_number and rate == 0:
             random_ops.get_seed(seed)   # as TF: the op seed counter moves on all the same
             return x

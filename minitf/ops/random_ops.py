@@ -42,7 +42,8 @@ from minitf.framework.random_seed import get_seed, seed_attrs, set_random_seed  
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops import math_ops
 from minitf.ops.array_ops import _run_time_shape, _static_ints
-from minitf.ops.core import constant, convert_to_tensor, make_op, name_scope
+from minitf.ops.core import (constant, convert_to_tensor, dt_enum_name, make_op, name_scope,
+                             shape_str)
 
 __all__ = ["random_uniform", "random_normal", "truncated_normal", "random_shuffle",
            "multinomial", "categorical", "get_seed", "set_random_seed"]
@@ -194,11 +195,12 @@ def _shape_tensor(shape):
     if run_time is not None:
         return run_time[0], TensorShape(run_time[1])
     if isinstance(shape, Tensor):
-        return shape, TensorShape(_static_ints(shape, "shape"))
+        return shape, TensorShape([d if d >= 0 else None for d in _static_ints(shape, "shape")])
     dims = _static_ints(shape, "shape")
     big = any(d > 2**31 - 1 for d in dims)
+    # A negative size is the kernel's error at run time, as in TF.
     return (constant(np.array(dims, np.int64 if big else np.int32), name="shape"),
-            TensorShape(dims))
+            TensorShape([d if d >= 0 else None for d in dims]))
 
 
 def _seeds(seed):
@@ -216,12 +218,11 @@ def _raw_random(row, shape_t, out_shape, dtype, seeds, name=None):
                           "T": shape_t.dtype.base_dtype}).outputs[0]
 
 
-def _float_dtype(dtype):
-    dtype = dtypes.as_dtype(dtype).base_dtype
+def _check_float(dtype):
+    """The generated op's check (after ``mean``/``stddev`` were converted, as in TF)."""
     if not dtype.is_floating:
         raise TypeError("Value passed to parameter 'dtype' has DataType %s not in list of "
                         "allowed values: float16, bfloat16, float32, float64" % dtype.name)
-    return dtype
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -234,7 +235,7 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
     """
     dtype = dtypes.as_dtype(dtype).base_dtype
     if dtype not in _UNIFORM_DTYPES:
-        raise ValueError("Argument `dtype` got invalid value %r. Accepted dtypes are %s."
+        raise ValueError("Argument `dtype` got invalid value %s. Accepted dtypes are %s."
                          % (dtype, "(%s)" % ", ".join(repr(d) for d in _UNIFORM_DTYPES)))
     if maxval is None:
         if dtype.is_integer:
@@ -263,11 +264,12 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
 
 
 def _normal(row, default_name, shape, mean, stddev, dtype, seed, name):
-    dtype = _float_dtype(dtype)
+    dtype = dtypes.as_dtype(dtype).base_dtype
     with name_scope(name, default_name, [shape, mean, stddev]) as scope:
         shape_t, out_shape = _shape_tensor(shape)
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
+        _check_float(dtype)
         rnd = _raw_random(row, shape_t, out_shape, dtype, _seeds(seed))
         return math_ops.add(rnd * stddev_t, mean_t, name=scope)
 
@@ -298,23 +300,27 @@ def _multinomial(logits, num_samples, output_dtype, seed):
     logits = convert_to_tensor(logits, name="logits")
     output_dtype = dtypes.as_dtype(output_dtype).base_dtype if output_dtype else dtypes.int64
     if output_dtype not in (dtypes.int32, dtypes.int64):
-        raise ValueError("Argument `dtype` got invalid value %r. Accepted dtypes are "
+        raise ValueError("Argument `dtype` got invalid value %s. Accepted dtypes are "
                          "(tf.int32, tf.int64)." % output_dtype)
     seeds = _seeds(seed)
     t = logits.dtype.base_dtype
     with name_scope(None, "Multinomial", []) as scope:
         samples = convert_to_tensor(num_samples, dtype=dtypes.int32, name="num_samples")
+        node = ("'{{node %s}} = Multinomial[T=%s, output_dtype=%s, seed=%d, seed2=%d]"
+                "(%s, %s)' with input shapes: %s, %s" % (
+                    scope[:-1], dt_enum_name(t), dt_enum_name(output_dtype), seeds[0],
+                    seeds[1], logits.name[:-2], samples.name[:-2], shape_str(logits.shape),
+                    shape_str(samples.shape)))
         rank = logits.shape.ndims
         if rank is not None and rank != 2:
-            raise ValueError("Shape must be rank 2 but is rank %d for '{{node %s}} = "
-                             "Multinomial[T=DT_%s, output_dtype=DT_%s, seed=%d, seed2=%d]"
-                             "(%s, %s)' with input shapes: %s, []."
-                             % (rank, scope[:-1], t.name.upper().replace("FLOAT32", "FLOAT"),
-                                output_dtype.name.upper(), seeds[0], seeds[1],
-                                logits.op.name, samples.op.name, logits.shape))
+            raise ValueError("Shape must be rank 2 but is rank %d for %s." % (rank, node))
         batch = logits.shape.as_list()[0] if rank == 2 else None
-        known = samples.op.get_attr("value") if samples.op.type == "Const" else None
-        shape = TensorShape([batch, None if known is None else int(known)])
+        known = int(samples.op.get_attr("value")) if samples.op.type == "Const" else None
+        if known is not None and known < 0:
+            raise ValueError("Dimension size, given by scalar input 1, must be non-negative "
+                             "but is %d for %s and with computed input tensors: "
+                             "input[1] = <%d>." % (known, node, known))
+        shape = TensorShape([batch, known])
         return make_op(MULTINOMIAL, [logits, samples], [output_dtype], [shape], name=scope,
                        attrs={"seed": seeds[0], "seed2": seeds[1], "T": t,
                               "output_dtype": output_dtype}).outputs[0]
