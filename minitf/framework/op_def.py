@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
 __all__ = ["OpDef", "Elementwise", "declare", "lookup", "all_op_defs", "NOT_DIFFERENTIABLE",
-           "ANY", "ALL", "PASS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE"]
+           "ANY", "ALL", "PASS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE",
+           "ENTERS", "EXITS", "NEXT_ITERATION"]
 
 #: ``dead_when`` values: an op is skipped (its outputs are dead, see
 #: runtime/deadness.py) when ANY input is dead (most ops), when ALL are
@@ -65,6 +66,13 @@ HOST, BACKEND, NOTHING = "host", "backend", "nothing"
 
 #: In ``devices``: this device type runs the op whatever its dtype.
 ANY_DTYPE = None
+
+#: ``frame_move`` values: where a while loop's routing ops send their output
+#: (see runtime/frames.py). ENTERS: into the loop's frame (``Enter``);
+#: EXITS: out to the enclosing frame (``Exit``); NEXT_ITERATION: to the next
+#: iteration of the same frame (``NextIteration``). Every other op's outputs
+#: stay in the frame and iteration it ran in.
+ENTERS, EXITS, NEXT_ITERATION = "enters", "exits", "next_iteration"
 
 
 class _NotDifferentiable:
@@ -126,7 +134,8 @@ class OpDef:
       gives it its own thread; ``dead_when``/``makes_dead``: tf.cond's dead
       values (see runtime/deadness.py); ``resource``: the op makes a resource
       (a variable, a queue...) whose empty ``container`` attr is filled from
-      ``tf.container``.
+      ``tf.container``; ``frame_move``: ENTERS, EXITS or NEXT_ITERATION for
+      the routing ops of ``tf.while_loop``.
     kernels
       ``devices``: ``{device type: dtype names or ANY_DTYPE}`` - the kernel
       registry is built from this, keyed by (op, device type, dtype);
@@ -150,6 +159,7 @@ class OpDef:
     dead_when: str = ANY
     makes_dead: bool = False
     resource: bool = False
+    frame_move: Optional[str] = None
     devices: Mapping[str, object] = field(default_factory=lambda: {"CPU": ANY_DTYPE})
     dtype_attr: Optional[str] = None
     kernel: Optional[Callable] = None
@@ -163,6 +173,9 @@ class OpDef:
         if self.dead_when not in (ANY, ALL, PASS):
             raise ValueError("%s: dead_when must be 'any', 'all' or 'pass', not %r"
                              % (self.name, self.dead_when))
+        if self.frame_move not in (None, ENTERS, EXITS, NEXT_ITERATION):
+            raise ValueError("%s: frame_move must be ENTERS, EXITS or NEXT_ITERATION, not %r"
+                             % (self.name, self.frame_move))
         if self.kernel_reads not in (HOST, BACKEND, NOTHING):
             raise ValueError("%s: kernel_reads must be 'host', 'backend' or 'nothing', not %r"
                              % (self.name, self.kernel_reads))
