@@ -36,7 +36,7 @@ op's seeds, its inputs and the device's backend.
 import numpy as np
 
 from minitf.framework import dtypes
-from minitf.framework.graph import Tensor, get_default_graph
+from minitf.framework.graph import Tensor
 from minitf.framework.op_def import ANY_DTYPE, BACKEND, NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.random_seed import get_seed, seed_attrs, set_random_seed  # noqa: F401
 from minitf.framework.tensor_shape import TensorShape
