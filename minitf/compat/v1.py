@@ -74,6 +74,7 @@ rank = _array_ops.rank
 expand_dims = _array_ops.expand_dims
 squeeze = _array_ops.squeeze
 where = _array_ops.where
+where_v2 = _array_ops.where_v2
 
 add = _math_ops.add
 subtract = _math_ops.subtract
@@ -132,7 +133,9 @@ argmin = _reduction_ops.argmin
 random_uniform = _random_ops.random_uniform
 random_normal = _random_ops.random_normal
 truncated_normal = _random_ops.truncated_normal
+multinomial = _random_ops.multinomial
 set_random_seed = _random_ops.set_random_seed
+get_seed = _random_ops.get_seed
 
 no_op = _control_flow_ops.no_op
 cond = _control_flow_ops.cond
@@ -315,7 +318,10 @@ random = _types.ModuleType("minitf.compat.v1.random", "tf.random")
 random.uniform = random_uniform
 random.normal = random_normal
 random.truncated_normal = truncated_normal
+random.multinomial = multinomial
+random.categorical = _random_ops.categorical
 random.set_random_seed = set_random_seed
+random.get_seed = get_seed
 
 train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and training.")
 

@@ -264,7 +264,7 @@ class Graph:
         self._unfeedable = set()
         self._unfetchable = set()
         self._seed = None
-        self._random_seed_count = 0  # seedless random ops so far (random_ops.get_seed)
+        self._random_seed_count = 0  # get_seed(None) calls under a graph seed (random_seed.py)
         self._finalized = False
         self._building_function = False
         self._version = 0

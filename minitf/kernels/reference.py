@@ -8,13 +8,17 @@ same interface as every other backend and follows the same TensorFlow rules:
 * float sums and products accumulate in float64;
 * elementwise ops compute with each row's ``Elementwise.reference``
   (argument checks, such as integer division by zero, are the row kernel's);
-* 0-d inputs give 0-d arrays.
+* 0-d inputs give 0-d arrays;
+* random ops keep TF's streams (:mod:`minitf.kernels.random_streams`) and
+  sample them with :mod:`minitf.kernels.reference_random`.
 """
 
 import numpy as np
 import ml_dtypes
 
 from minitf.framework.errors import InvalidArgumentError
+from minitf.kernels import random_streams as _random_streams
+from minitf.kernels import reference_random as _random_ref
 
 _HALF_TYPES = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
@@ -224,3 +228,70 @@ def apply_adam(var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, g
     step = beta1 * m + (1 - beta1) * grad if use_nesterov else m
     var[...] = var - lr_t * step / (np.sqrt(v) + epsilon)
     return var
+
+
+# -- random ops: TF's streams, sampled by reference_random's numpy --------------------------------
+class _ReferenceFill:
+    """:mod:`minitf.kernels.cpu.random_fill`'s interface, computed by
+    :mod:`minitf.kernels.reference_random` (whole arrays, the obvious way)."""
+
+    @staticmethod
+    def _key_counter(philox):
+        key, counter = int(philox.key), int(philox.counter)
+        return (key & 0xFFFFFFFF, key >> 32), _random_ref.int_to_counter(counter)
+
+    def uniform(self, philox, size, dtype):
+        return _random_ref.uniform(*self._key_counter(philox), size, dtype)
+
+    def normal(self, philox, size, dtype):
+        return _random_ref.normal(*self._key_counter(philox), size, dtype)
+
+    def truncated_normal(self, philox, size, dtype):
+        return _random_ref.truncated_normal(*self._key_counter(philox), size, dtype)
+
+    def uniform_int(self, philox, size, lo, hi, dtype):
+        return _random_ref.uniform_int(*self._key_counter(philox), size, lo, hi, dtype)
+
+    def shuffle_permutation(self, philox, n):
+        return _random_ref.shuffle_permutation(*self._key_counter(philox), n)
+
+    def multinomial(self, philox, logits, num_samples, shard_starts, output_dtype):
+        return _random_ref.multinomial(*self._key_counter(philox), logits, num_samples,
+                                       shard_starts, output_dtype)
+
+
+_FILL = _ReferenceFill()
+
+
+def random_stream(seed, seed2):
+    return _random_streams.GuardedPhiloxRandom(seed, seed2)
+
+
+def philox_words(seed, seed2):
+    if int(seed) == 0 and int(seed2) == 0:
+        seed, seed2 = _random_streams.nondeterministic_seeds()
+    return _random_streams.PhiloxWords(seed, seed2)
+
+
+def random_uniform(stream, shape, dtype):
+    return _random_streams.random_uniform(stream, shape, dtype, fill=_FILL)
+
+
+def random_standard_normal(stream, shape, dtype):
+    return _random_streams.random_standard_normal(stream, shape, dtype, fill=_FILL)
+
+
+def truncated_normal(stream, shape, dtype):
+    return _random_streams.truncated_normal(stream, shape, dtype, fill=_FILL)
+
+
+def random_uniform_int(stream, shape, minval, maxval):
+    return _random_streams.random_uniform_int(stream, shape, minval, maxval, fill=_FILL)
+
+
+def random_shuffle(stream, value):
+    return _random_streams.random_shuffle(stream, value, fill=_FILL)
+
+
+def multinomial(stream, logits, num_samples, output_dtype):
+    return _random_streams.multinomial(stream, logits, num_samples, output_dtype, fill=_FILL)

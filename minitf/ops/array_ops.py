@@ -392,6 +392,65 @@ SELECT = declare(OpDef(
     kernel_reads=BACKEND, examples=_select_examples))
 
 
+def _select_v2_kernel(op, backend):
+    select = backend.select
+
+    def compute(ctx, inputs):
+        c, x, y = (np.asarray(v) for v in inputs)
+        try:
+            shape = np.broadcast_shapes(c.shape, x.shape, y.shape)
+        except ValueError:
+            raise errors.InvalidArgumentError(
+                None, None, "condition [%s], then [%s], and else [%s] must be broadcastable"
+                % tuple(",".join(map(str, v.shape)) for v in (c, x, y))) from None
+        return [select(np.broadcast_to(c, shape), np.broadcast_to(x, shape),
+                       np.broadcast_to(y, shape))]
+    return compute
+
+
+def _select_v2_grad(op, grad):
+    c, x, y = op.inputs
+    zeros = constant(np.zeros((), grad.dtype.base_dtype.np_dtype), name="zeros")
+    return (None, math_ops.unbroadcast(where_v2(c, grad, zeros), x),
+            math_ops.unbroadcast(where_v2(c, zeros, grad), y))
+
+
+#: TF2's ``where``: condition, then and else broadcast against each other.
+SELECT_V2 = declare(OpDef(
+    "SelectV2", inputs=("condition", "t", "e"), attrs=("T",), gradient=_select_v2_grad,
+    devices={"CPU": ANY_DTYPE, "GPU": FLOAT_NAMES}, kernel=_select_v2_kernel))
+
+
+def where_v2(condition, x=None, y=None, name=None):
+    """``tf.where_v2(cond, x, y)``: ``x`` where ``cond`` else ``y``, all three
+    broadcast together (``SelectV2``); with only ``cond``, the true indices."""
+    if x is None and y is None:
+        return where(condition, name=name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    with name_scope(name, "SelectV2", [condition, x, y]) as scope:
+        c = convert_to_tensor(condition, name="condition")
+        if c.dtype.base_dtype != dtypes.bool:
+            raise TypeError("Input 'condition' of 'SelectV2' Op has type %s that does not "
+                            "match expected type of bool." % c.dtype.name)
+        x, y = binary_inputs(SELECT_V2.name, x, y)
+        shape = TensorShape(None)
+        if None not in (c.shape.ndims, x.shape.ndims, y.shape.ndims):
+            try:
+                shape = TensorShape(np.broadcast_shapes(
+                    *[tuple(1 if d is None else d for d in t.shape.as_list())
+                      for t in (c, x, y)]))
+            except ValueError:
+                raise ValueError("Dimensions must be equal, but are incompatible for "
+                                 "'{{node %s}}' with input shapes: %s, %s, %s."
+                                 % (scope[:-1], c.shape, x.shape, y.shape)) from None
+            if any(d is None for t in (c, x, y) for d in t.shape.as_list()):
+                shape = TensorShape([None] * len(shape))
+        op = make_op(SELECT_V2, [c, x, y], [x.dtype.base_dtype], [shape], name=scope,
+                     attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
 # ========================================================================== OneHot ===
 def _one_hot_kernel(op, backend):
     axis = op.get_attr("axis")

@@ -5,14 +5,16 @@ works on rows of the last axis, and its kernels call the backend's
 ``softmax``/``log_softmax``/``softmax_xent``/``sparse_softmax_xent``.
 """
 
+import numbers
+
 import numpy as np
 
 from minitf.framework import dtypes, errors
 from minitf.framework.op_def import BACKEND, OpDef, declare
-from minitf.framework.tensor_shape import TensorShape
+from minitf.framework.tensor_shape import TensorShape, as_shape
 from minitf.ops import array_ops, math_ops, random_ops, reduction_ops
-from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, check_dtype, convert_to_tensor,
-                             make_op, name_scope)
+from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, check_dtype, constant,
+                             convert_to_tensor, make_op, name_scope)
 from minitf.ops.elementwise import BIG, FLOAT_NAMES, unary_op
 
 sigmoid = math_ops.sigmoid
@@ -274,35 +276,77 @@ def sigmoid_cross_entropy_with_logits(_sentinel=None, labels=None, logits=None, 
         return math_ops.add(relu_logits - x * z, log_term, name=scope)
 
 
+def _noise_shape(x, noise_shape):
+    """TF's best effort at a static noise shape: ``None`` sizes taken from ``x``."""
+    try:
+        dims = as_shape(noise_shape).as_list()
+    except (TypeError, ValueError):
+        return noise_shape
+    if dims is None or x.shape.ndims is None or len(dims) != x.shape.ndims:
+        return noise_shape
+    known = x.shape.as_list()
+    return TensorShape([k if d is None and k is not None else d
+                        for d, k in zip(dims, known)])
+
+
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zero each element with probability ``rate`` (or ``1 - keep_prob``) and scale
     the kept ones by ``1 / (1 - rate)``, so the expected sum is unchanged.
 
-    ``keep_prob`` may be a placeholder: feed 0.5 while training, 1.0 to evaluate.
-    A fresh mask is drawn every step (a ``RandomUniform`` op over ``tf.shape(x)``).
+    The ops are TF's::
+
+        dropout/Mul            x * (1 / (1 - rate))     (RealDiv when rate is a tensor)
+        dropout/random_uniform/RandomUniform            u in [0, 1) of x's shape
+        dropout/GreaterEqual   keep = u >= rate
+        dropout/SelectV2       where(keep, x scaled, 0)
+
+    so a seeded program keeps TF's elements. ``keep_prob`` may be a placeholder:
+    feed 0.5 while training, 1.0 to evaluate. A fresh mask is drawn every step.
     """
-    with name_scope(name, "dropout", [x]) as scope:
+    if keep_prob is not None:
+        if rate is not None:
+            raise ValueError("Cannot specify both 'keep_prob' and 'rate'.")
+        try:
+            rate = 1. - keep_prob
+        except TypeError:
+            raise ValueError("`keep_prob` must be a floating point number or Tensor. "
+                             "Received: keep_prob=%s" % (keep_prob,)) from None
+    if rate is None:
+        raise ValueError("`rate` must be provided. Received: rate=None")
+    with name_scope(name, "dropout", [x]):
+        is_number = isinstance(rate, numbers.Real)
+        if is_number and (rate < 0 or rate >= 1):
+            raise ValueError("`rate` must be a scalar tensor or a float in the range [0, 1). "
+                             "Received: rate=%s" % rate)
         x = convert_to_tensor(x, name="x")
-        if rate is None:
-            if keep_prob is None:
-                raise ValueError("Either keep_prob or rate must be given.")
-            if isinstance(keep_prob, (int, float)):
-                rate = 1.0 - keep_prob
-            else:
-                rate = math_ops.subtract(1.0, convert_to_tensor(keep_prob, dtype=x.dtype),
-                                         name="rate")
-        if isinstance(rate, (int, float)):
-            if not 0 <= rate < 1:
-                raise ValueError("rate must be a scalar tensor or a float in the range [0, "
-                                 "1), got %g" % rate)
-            if rate == 0:
-                return array_ops.identity(x, name=scope)
-        rate = convert_to_tensor(rate, dtype=x.dtype, name="rate")
-        shape = noise_shape if noise_shape is not None else array_ops.shape(x)
-        random = random_ops.random_uniform(shape, seed=seed, dtype=x.dtype)
-        keep = math_ops.cast(math_ops.greater_equal(random, rate), x.dtype)
-        scale = math_ops.truediv(1.0, math_ops.subtract(1.0, rate))
-        return math_ops.multiply(x * scale, keep, name=scope)
+        x_dtype = x.dtype.base_dtype
+        if not x_dtype.is_floating:
+            raise ValueError("`x.dtype` must be a floating point tensor as `x` will be "
+                             "scaled. Received: x_dtype=%s" % x_dtype)
+        if is_number and rate == 0:
+            random_ops.get_seed(seed)   # as TF: the op seed counter moves on all the same
+            return x
+        if is_number:
+            ret = math_ops.multiply(x, convert_to_tensor(1 / (1 - rate), dtype=x_dtype))
+        else:
+            rate = convert_to_tensor(rate)
+            if rate.shape.ndims not in (None, 0):
+                raise ValueError("Shape %s must have rank 0" % rate.shape)
+            if rate.dtype.base_dtype != x_dtype:
+                rate = math_ops.cast(rate, x_dtype, name="rate")
+            one = constant(np.array(1, x_dtype.np_dtype))
+            ret = math_ops.realdiv(x, math_ops.subtract(one, rate))
+        if noise_shape is None:
+            # tf.shape of a known shape is a constant in TF's graphs.
+            noise_shape = constant(np.array(x.shape.as_list(), np.int32), name="Shape") \
+                if x.shape.is_fully_defined() else array_ops.shape(x)
+        else:
+            noise_shape = _noise_shape(x, noise_shape)
+        uniform = random_ops.random_uniform(noise_shape, seed=seed, dtype=x_dtype)
+        keep = uniform >= rate
+        ret = array_ops.where_v2(keep, ret, constant(np.array(0, x_dtype.np_dtype)))
+        ret.set_shape(x.shape)
+        return ret
 
 
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):

@@ -21,8 +21,8 @@ if ENGINE == "tf":
     # disappears.  See test_conformance.py for the details.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-    # TF 2.21's tf.nn.rnn_cell and tf.layers need Keras 2 (tf_keras, installed
-    # beside TF by scripts/setup_tf_oracle.sh).
+    # TF 2.21's tf.layers and tf.nn.rnn_cell exist only with Keras 2 (the
+    # tf_keras package, installed beside TF by scripts/setup_tf_oracle.sh).
     os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     import tensorflow.compat.v1 as tf
 

@@ -15,6 +15,9 @@ loop nests themselves live in one module per family:
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
 * :mod:`.optimizers`  -- the Apply* updates of the optimizers, in place;
+* :mod:`.philox`, :mod:`.random_fill` -- TF's Philox4x32-10 and its
+  distributions; the random ops' functions below (``random_uniform``...)
+  keep TF's per-op streams through :mod:`minitf.kernels.random_streams`;
 * :mod:`.compile`     -- lazy, cached compilation and the parallel switch.
 
 Nothing is compiled when this module is imported: the first call for a given
@@ -44,6 +47,7 @@ from minitf.kernels.cpu import (elementwise, matmul as _matmul, nn as _nn,
 from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
                                            apply_gradient_descent, apply_momentum,
                                            apply_rms_prop)
+from minitf.kernels import random_streams as _random_streams
 from minitf.kernels.threads import use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
@@ -51,7 +55,10 @@ from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_ke
 __all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
            "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
            "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
-           "apply_adagrad", "apply_rms_prop", "apply_adam", "PARALLEL_MIN_SIZE"]
+           "apply_adagrad", "apply_rms_prop", "apply_adam", "random_stream",
+           "random_uniform", "random_standard_normal", "truncated_normal",
+           "random_uniform_int", "random_shuffle", "multinomial", "philox_words",
+           "PARALLEL_MIN_SIZE"]
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
@@ -561,3 +568,53 @@ def sparse_softmax_xent(logits, labels):
     _call(kernel, parallel, rows, labels.reshape(-1), loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
             backprop.reshape(logits.shape).astype(dtype, copy=False))
+
+
+# ----------------------------------------------------------------- random ----
+#
+# TF's random ops keep a stream per op and session; the bookkeeping (how far a
+# run moves it) is random_streams', the sampling random_fill's Numba kernels.
+# (random_streams imports this package, so these look it up when called.)
+
+def random_stream(seed, seed2):
+    """A random op's stream (TF's ``GuardedPhiloxRandom``); seeds (0, 0): random."""
+    return _random_streams.GuardedPhiloxRandom(seed, seed2)
+
+
+def philox_words(seed, seed2):
+    """32-bit words one at a time (TF's ``SingleSampleAdapter``), for a
+    RandomShuffleQueue; seeds (0, 0) are replaced by random ones, as TF does."""
+    if int(seed) == 0 and int(seed2) == 0:
+        seed, seed2 = _random_streams.nondeterministic_seeds()
+    return _random_streams.PhiloxWords(seed, seed2)
+
+
+def random_uniform(stream, shape, dtype):
+    """``RandomUniform``: floats in [0, 1) of ``shape`` (a 1-D int array)."""
+    return _random_streams.random_uniform(stream, shape, dtype)
+
+
+def random_standard_normal(stream, shape, dtype):
+    """``RandomStandardNormal``: N(0, 1) samples (Box-Muller)."""
+    return _random_streams.random_standard_normal(stream, shape, dtype)
+
+
+def truncated_normal(stream, shape, dtype):
+    """``TruncatedNormal``: N(0, 1) samples within two standard deviations."""
+    return _random_streams.truncated_normal(stream, shape, dtype)
+
+
+def random_uniform_int(stream, shape, minval, maxval):
+    """``RandomUniformInt``: integers in ``[minval, maxval)`` of ``minval``'s dtype."""
+    return _random_streams.random_uniform_int(stream, shape, minval, maxval)
+
+
+def random_shuffle(stream, value):
+    """``RandomShuffle``: ``value`` with its first dimension shuffled."""
+    return _random_streams.random_shuffle(stream, value)
+
+
+def multinomial(stream, logits, num_samples, output_dtype):
+    """``Multinomial``: ``[batch, num_samples]`` classes; TF's work split follows the
+    calling thread's budget (``intra_op_parallelism_threads``)."""
+    return _random_streams.multinomial(stream, logits, num_samples, output_dtype)

@@ -9,7 +9,8 @@ and thread/block layouts are explained in one module per family:
 * :mod:`.reductions`  -- tree reduction in shared memory, ArgMax/ArgMin;
 * :mod:`.matmul`      -- tiled shared-memory matmul (batched on the grid's z);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
-* :mod:`.optimizers`  -- TF's Apply* updates, in place.
+* :mod:`.optimizers`  -- TF's Apply* updates, in place;
+* :mod:`.random`      -- TF's Philox streams and distributions (the random ops).
 
 Every function takes numpy arrays or numba device arrays and returns device
 arrays: on a GPU, tensors stay in device memory between ops (the executor
@@ -32,10 +33,12 @@ from numba import cuda
 
 from minitf.framework.errors import InvalidArgumentError
 from minitf.kernels import is_device_array
+from minitf.kernels import random_streams as _random_streams
 from minitf.kernels.cuda import elementwise as _ew
 from minitf.kernels.cuda import matmul as _mm
 from minitf.kernels.cuda import nn as _nn
 from minitf.kernels.cuda import optimizers as _opt
+from minitf.kernels.cuda import random as _random
 from minitf.kernels.cuda import reductions as _red
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
@@ -403,3 +406,27 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
                                              _scalar(rho), _scalar(momentum),
                                              _scalar(epsilon), _flat(_dev(grad)))
     return var
+
+
+# -- random ops: TF's streams, sampled on the device ------------------------------------------
+def random_stream(seed, seed2):
+    """A random op's stream: the same bookkeeping as on the CPU, so the same numbers."""
+    return _random_streams.GuardedPhiloxRandom(seed, seed2)
+
+
+def random_uniform(stream, shape, dtype):
+    return _random_streams.random_uniform(stream, shape, dtype, fill=_random)
+
+
+def random_standard_normal(stream, shape, dtype):
+    return _random_streams.random_standard_normal(stream, shape, dtype, fill=_random)
+
+
+def truncated_normal(stream, shape, dtype):
+    return _random_streams.truncated_normal(stream, shape, dtype, fill=_random)
+
+
+def random_uniform_int(stream, shape, minval, maxval):
+    """``minval``/``maxval`` are host memory (TF's ``HostMemory``), like ``shape``."""
+    return _random_streams.random_uniform_int(stream, shape, to_host(minval), to_host(maxval),
+                                              fill=_random)
