@@ -20,6 +20,7 @@ import contextlib
 import re
 import threading
 
+from minitf.framework import graph_def
 from minitf.framework import op_def as _op_def
 from minitf.framework.default_session import session_for
 from minitf.framework.default_stack import DefaultStack
@@ -670,6 +671,18 @@ class Graph:
 
     def clear_collection(self, name):
         self._collections.pop(name, None)
+
+    # -- as TF's protocol buffer --------------------------------------------------------
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """This graph as TF's ``GraphDef`` protocol buffer (see
+        ``minitf/framework/graph_def.py``): every op with its requested
+        device, TF's attrs and, with ``add_shapes``, its ``_output_shapes``.
+        ``from_version``: only the ops added since ``graph.version`` was that."""
+        return graph_def.graph_to_graph_def(self, from_version, add_shapes)
+
+    @property
+    def graph_def_versions(self):
+        return graph_def.graph_to_graph_def(self, ops=[]).versions
 
     def __repr__(self):
         return "<minitf.Graph with %d ops at %s>" % (len(self._nodes_by_id), hex(id(self)))

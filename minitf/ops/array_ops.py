@@ -341,6 +341,37 @@ def sum_to_shape(grad, shape_tensor, static_shape):
                    attrs={"T": grad.dtype.base_dtype}).outputs[0]
 
 
+
+# ============================================================= BroadcastGradientArgs ===
+def _broadcast_gradient_args_kernel(op, backend):
+    """The axes to sum each input's gradient over, for two shapes that
+    broadcast together. Shapes are aligned on the right; an input is reduced
+    along every axis where it has size 1 (or no axis at all). Equal shapes
+    need no reduction. This is how TF's gradients undo broadcasting when the
+    shapes are only known at run time (minitf's own gradients use SumToShape)."""
+    def compute(ctx, inputs):
+        s0, s1 = (np.asarray(s).reshape(-1).astype(np.int64) for s in inputs)
+        dt = inputs[0].dtype
+        if s0.tolist() == s1.tolist():
+            return [np.zeros(0, dt), np.zeros(0, dt)]
+        rank = max(len(s0), len(s1))
+        p0 = [1] * (rank - len(s0)) + s0.tolist()
+        p1 = [1] * (rank - len(s1)) + s1.tolist()
+        for a, b in zip(p0, p1):
+            if a != b and a != 1 and b != 1:
+                raise errors.InvalidArgumentError(
+                    None, None, "Incompatible shapes: [%s] vs. [%s]"
+                    % (",".join(map(str, s0)), ",".join(map(str, s1))))
+        return [np.array([j for j, d in enumerate(p) if d == 1], dtype=dt) for p in (p0, p1)]
+    return compute
+
+
+BROADCAST_GRADIENT_ARGS = declare(OpDef(
+    "BroadcastGradientArgs", inputs=("s0", "s1"), attrs=("T",), gradient=NOT_DIFFERENTIABLE,
+    devices=EVERY_DEVICE, kernel=_broadcast_gradient_args_kernel, host_memory_inputs=(0, 1),
+    host_memory_outputs=True))
+
+
 # ================================================================== Where / Select ===
 def _where_kernel(op, backend):
     return lambda ctx, inputs: [np.argwhere(inputs[0]).astype(np.int64)]

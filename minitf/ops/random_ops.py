@@ -59,7 +59,9 @@ def _shape_of(op):
 
 def _uniform_kernel(op, backend):
     generator, shape_of = _generator(op), _shape_of(op)
-    lo, hi, dt = op._attrs["minval"], op._attrs["maxval"], op._attrs["dtype"].np_dtype
+    # A RandomUniform read from TF's GraphDef has no range: TF scales [0, 1) with ops.
+    lo, hi = op._attrs.get("minval", 0.0), op._attrs.get("maxval", 1.0)
+    dt = op._attrs["dtype"].np_dtype
 
     def compute(ctx, inputs):
         u = generator(ctx).random(shape_of(inputs), dtype=np.float64)
@@ -81,7 +83,8 @@ def _uniform_int_kernel(op, backend):
 
 def _normal_kernel(op, backend):
     generator, shape_of = _generator(op), _shape_of(op)
-    mean, std, dt = op._attrs["mean"], op._attrs["stddev"], op._attrs["dtype"].np_dtype
+    mean, std = op._attrs.get("mean", 0.0), op._attrs.get("stddev", 1.0)   # (as above)
+    dt = op._attrs["dtype"].np_dtype
 
     def compute(ctx, inputs):
         return [(mean + std * generator(ctx).standard_normal(shape_of(inputs))).astype(dt)]
@@ -90,7 +93,8 @@ def _normal_kernel(op, backend):
 
 def _truncated_normal_kernel(op, backend):
     generator, shape_of = _generator(op), _shape_of(op)
-    mean, std, dt = op._attrs["mean"], op._attrs["stddev"], op._attrs["dtype"].np_dtype
+    mean, std = op._attrs.get("mean", 0.0), op._attrs.get("stddev", 1.0)   # (as above)
+    dt = op._attrs["dtype"].np_dtype
 
     def compute(ctx, inputs):
         gen = generator(ctx)
