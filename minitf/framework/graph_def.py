@@ -21,10 +21,17 @@ lists a ``list``. Attributes TF gives a default (``MatMul``'s ``grad_a``)
 are written with it, as TF does, from TF's own op definitions recorded in
 ``tf_op_defs.pbtxt`` (see :mod:`minitf.framework.tf_op_defs`).
 
-A few minitf ops keep a Python structure TF has no attr type for (the slice
-spec of a ``StridedSlice``): such a value is written as a string
-``"minitf.json:..."`` so that minitf can read its own files back; TF, which
-builds those ops differently, cannot run such a node.
+Where minitf's op differs from TF's, the GraphDef still reads in both:
+
+* an attr TF's op does not have (``Cast``'s ``T``) is written as
+  ``_minitf_T``: TF ignores attrs whose name starts with ``_``;
+* an op whose row has a ``to_tf`` hook (the random ops, which keep their
+  range in attrs where TF adds ``Mul``/``AddV2`` nodes) is written as the
+  nodes TF builds, the last one keeping the op's name;
+* a Python structure TF has no attr type for (the slice spec of minitf's
+  ``StridedSlice``) is written as a string ``"minitf.json:..."``, so minitf
+  reads its own files back; TF, which builds those ops with other inputs,
+  refuses such a node.
 
 The protos are TF's, from ``tensorboard.compat.proto`` (:mod:`.protos`).
 """
@@ -41,6 +48,11 @@ from minitf.framework.tensor_shape import TensorShape
 PRODUCER_VERSION = 2474
 
 _JSON = b"minitf.json:"
+
+#: The prefix of an attr minitf keeps on an op TF also has, but TF's version of
+#: which has no such attr (minitf's ``Cast`` remembers ``T``): TF ignores attrs
+#: whose name starts with ``_``, and minitf reads the name back without it.
+MINITF_ATTR = "_minitf_"
 
 
 # -- shapes and dtypes ------------------------------------------------------------------------
@@ -273,14 +285,19 @@ def input_name(tensor):
 def node_def(op, device=None, add_shapes=False):
     """``op`` as a ``NodeDef``: its name, type, inputs (then ``^control``
     inputs), requested device (or ``device``, a placed one) and attrs, with
-    TF's default attrs filled in. ``add_shapes`` adds ``_output_shapes``."""
+    TF's default attrs filled in. ``add_shapes`` adds ``_output_shapes``.
+    An attr TF's version of the op does not have is written as ``_minitf_<name>``."""
     nd = proto("node_def_pb2").NodeDef(name=op.name, op=op.type)
     nd.input.extend(input_name(t) for t in op._inputs)
     nd.input.extend("^" + c.name for c in op._control_inputs)
     nd.device = op.device if device is None else device
     attrs = dict(default_attrs(op.type))
     attrs.update(op._attrs)
+    od = tf_op_defs.op_def(op.type) if tf_op_defs.is_tf_op(op.type) else None
+    tf_attrs = None if od is None else {a.name for a in od.attr}
     for key, value in attrs.items():
+        if tf_attrs is not None and key not in tf_attrs and not key.startswith("_"):
+            key = MINITF_ATTR + key       # minitf's own attr: TF skips "_" attrs
         nd.attr[key].CopyFrom(attr_to_proto(value))
     if op._colocation:
         nd.attr["_class"].CopyFrom(attr_to_proto([c.encode("utf-8") for c in op._colocation]))
@@ -300,7 +317,10 @@ def graph_to_graph_def(graph, from_version=None, add_shapes=False, devices=None,
             if from_version is not None and op._id < from_version:
                 continue
             placed = devices.get(op.name) if devices else None
-            gd.node.add().CopyFrom(node_def(op, placed, add_shapes))
+            nd = node_def(op, placed, add_shapes)
+            row = op._op_def
+            for node in (row.to_tf(op, nd) if row is not None and row.to_tf else [nd]):
+                gd.node.add().CopyFrom(node)
     return gd
 
 
@@ -316,3 +336,28 @@ def default_attrs(op_type):
                                        for a in od.attr if a.HasField("default_value")}
         _DEFAULTS[op_type] = found
     return found
+
+
+def new_node(like, name, op_type, inputs, attrs, shapes=None):
+    """A NodeDef for a row's ``to_tf`` hook: ``op_type`` named ``name`` with
+    these inputs and attrs (TF's defaults added), on the device and in the
+    colocation group of ``like`` (the NodeDef it replaces); ``shapes``: its
+    ``_output_shapes`` when ``like`` has them."""
+    nd = proto("node_def_pb2").NodeDef(name=name, op=op_type, device=like.device)
+    nd.input.extend(inputs)
+    values = dict(default_attrs(op_type))
+    values.update(attrs)
+    for key, value in values.items():
+        nd.attr[key].CopyFrom(attr_to_proto(value))
+    if "_class" in like.attr:
+        nd.attr["_class"].CopyFrom(like.attr["_class"])
+    if shapes is not None and "_output_shapes" in like.attr:
+        nd.attr["_output_shapes"].CopyFrom(attr_to_proto(list(shapes)))
+    return nd
+
+
+def const_node(like, name, value, dtype):
+    """A ``Const`` NodeDef holding ``value`` (see :func:`new_node`)."""
+    arr = np.asarray(value, dtype=dtypes.as_dtype(dtype).np_dtype)
+    return new_node(like, name, "Const", [], {"value": arr, "dtype": dtypes.as_dtype(dtype)},
+                    [TensorShape(list(arr.shape))])

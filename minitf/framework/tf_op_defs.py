@@ -28,6 +28,9 @@ _lock = threading.Lock()
 _BY_NAME = {}
 
 
+_TF = set()      # the op types TF has (from tf_op_defs.pbtxt)
+
+
 def _load():
     with _lock:
         if _BY_NAME:
@@ -39,12 +42,20 @@ def _load():
                 text_format().Parse(f.read(), ops)
             for od in ops.op:
                 _BY_NAME.setdefault(od.name, od)
+                if filename == _FILES[0]:
+                    _TF.add(od.name)
         return _BY_NAME
 
 
 def op_def(op_type):
     """TF's ``OpDef`` proto of ``op_type`` (minitf's for its own ops), or None."""
     return _load().get(op_type)
+
+
+def is_tf_op(op_type):
+    """Whether real TF has an op type of this name."""
+    _load()
+    return op_type in _TF
 
 
 def stripped_op_list(op_types):

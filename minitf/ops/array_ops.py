@@ -12,7 +12,7 @@ Each op is a row of the op table (``minitf/framework/op_def.py``) next to the
 
 import numpy as np
 
-from minitf.framework import dtypes, errors
+from minitf.framework import dtypes, errors, graph_def
 from minitf.framework.graph import Tensor, get_default_graph
 from minitf.framework.op_def import (ANY_DTYPE, BACKEND, NOT_DIFFERENTIABLE, OpDef,
                                      declare)
@@ -326,11 +326,33 @@ def _sum_to_shape_kernel(op, backend):
     return compute
 
 
+def _sum_to_shape_as_tf(op, nd):
+    """TF's way to write it: sum ``grad`` over the axes BroadcastGradientArgs
+    finds between ``shape`` and ``grad``'s shape, then reshape to ``shape``."""
+    name, dt = op.name, op._attrs["T"]
+    grad, shape_in = nd.input[0], nd.input[1]
+    controls = [i for i in nd.input if i.startswith("^")]
+    out = op.outputs[0].shape
+    return [
+        graph_def.new_node(nd, name + "/Shape", "Shape", [grad] + controls,
+                           {"T": dt, "out_type": dtypes.int32}, [TensorShape([None])]),
+        graph_def.new_node(nd, name + "/BroadcastGradientArgs", "BroadcastGradientArgs",
+                           [shape_in, name + "/Shape"], {"T": dtypes.int32},
+                           [TensorShape([None]), TensorShape([None])]),
+        graph_def.new_node(nd, name + "/Sum", "Sum", [grad, name + "/BroadcastGradientArgs"],
+                           {"T": dt, "Tidx": dtypes.int32, "keep_dims": False},
+                           [TensorShape(None)]),
+        graph_def.new_node(nd, name, "Reshape", [name + "/Sum", shape_in],
+                           {"T": dt, "Tshape": dtypes.int32}, [out]),
+    ]
+
+
 #: A minitf op that gradients use when shapes are only known at run time: the
 #: gradient of a broadcast input is summed back to that input's run-time shape.
+#: (TF builds Shape, BroadcastGradientArgs, Sum and Reshape; GraphDefs get those.)
 SUM_TO_SHAPE = declare(OpDef("SumToShape", inputs=("grad", "shape"), attrs=("T",),
                              devices=EVERY_DEVICE, kernel=_sum_to_shape_kernel,
-                             host_memory_inputs=(1,)))
+                             host_memory_inputs=(1,), to_tf=_sum_to_shape_as_tf))
 
 
 def sum_to_shape(grad, shape_tensor, static_shape):

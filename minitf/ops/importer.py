@@ -27,7 +27,7 @@ from minitf.framework import dtypes, errors
 from minitf.framework import op_def as _op_def
 from minitf.framework import tf_op_defs
 from minitf.framework.graph import Operation, Tensor, get_default_graph
-from minitf.framework.graph_def import attr_from_proto, default_attrs
+from minitf.framework.graph_def import MINITF_ATTR, attr_from_proto, default_attrs
 from minitf.framework.protos import proto
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops.core import name_scope
@@ -183,7 +183,8 @@ def _import(graph, graph_def, input_map, return_elements, prefix):
             attrs = dict(default_attrs(node.op))
             for key in node.attr:
                 if key not in _SKIPPED_ATTRS:
-                    attrs[key] = attr_from_proto(node.attr[key])
+                    value = attr_from_proto(node.attr[key])
+                    attrs[key[len(MINITF_ATTR):] if key.startswith(MINITF_ATTR) else key] = value
             if "dataset_key" in attrs:
                 raise ValueError("minitf cannot import node '%s' (%s): a tf.data pipeline "
                                  "lives in Python beside its graph; rebuild it instead"

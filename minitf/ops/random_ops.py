@@ -21,7 +21,7 @@ above are the same.
 
 import numpy as np
 
-from minitf.framework import dtypes, errors
+from minitf.framework import dtypes, errors, graph_def
 from minitf.framework.graph import get_default_graph
 from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
@@ -118,18 +118,58 @@ def _shuffle_kernel(op, backend):
     return compute
 
 
-def _random_row(name, kernel, parameters):
+def _as_tf_nodes(op, nd):
+    """The nodes TF builds for a float random op: the raw op on a shape tensor
+    (values in [0, 1), or mean 0 and deviation 1), then ``Mul``/``AddV2`` to the
+    range asked for; the last node keeps the op's name (GraphDefs, see
+    minitf/framework/graph_def.py)."""
+    name, dtype, kind = op.name, op._attrs["dtype"], op.type
+    shape = op.outputs[0].shape
+    nodes = []
+    if op.inputs:
+        shape_input = nd.input[0]
+        index_type = op.inputs[0].dtype.base_dtype
+    else:
+        nodes.append(graph_def.const_node(nd, name + "/shape", shape.as_list(), dtypes.int32))
+        shape_input, index_type = name + "/shape", dtypes.int32
+    core = graph_def.new_node(nd, "%s/%s" % (name, kind), kind,
+                              [shape_input] + [i for i in nd.input if i.startswith("^")],
+                              {"seed": op._attrs["seed"], "seed2": op._attrs["seed2"],
+                               "dtype": dtype, "T": index_type}, [shape])
+    if kind == "RandomUniform":
+        low, high = op._attrs.get("minval", 0.0), op._attrs.get("maxval", 1.0)
+        nodes += [graph_def.const_node(nd, name + "/min", low, dtype),
+                  graph_def.const_node(nd, name + "/max", high, dtype), core,
+                  graph_def.new_node(nd, name + "/sub", "Sub", [name + "/max", name + "/min"],
+                                     {"T": dtype}, [TensorShape([])])]
+        scale, offset = name + "/sub", name + "/min"
+    else:
+        nodes += [graph_def.const_node(nd, name + "/mean", op._attrs.get("mean", 0.0), dtype),
+                  graph_def.const_node(nd, name + "/stddev", op._attrs.get("stddev", 1.0),
+                                       dtype), core]
+        scale, offset = name + "/stddev", name + "/mean"
+    nodes.append(graph_def.new_node(nd, name + "/mul", "Mul", [core.name, scale], {"T": dtype},
+                                    [shape]))
+    nodes.append(graph_def.new_node(nd, name, "AddV2", [name + "/mul", offset], {"T": dtype},
+                                    [shape]))
+    return nodes
+
+
+def _random_row(name, kernel, parameters, to_tf=None):
     # Random ops are stateful: each run draws new numbers, so nothing may fold them.
     return declare(OpDef(name, inputs=("shape",),
                          attrs=("shape", "dtype", "T", "seed", "seed2") + parameters,
                          gradient=NOT_DIFFERENTIABLE, stateful=True, devices=EVERY_DEVICE,
-                         kernel=kernel))
+                         kernel=kernel, to_tf=to_tf))
 
 
-RANDOM_UNIFORM = _random_row("RandomUniform", _uniform_kernel, ("minval", "maxval"))
+RANDOM_UNIFORM = _random_row("RandomUniform", _uniform_kernel, ("minval", "maxval"),
+                             _as_tf_nodes)
 RANDOM_UNIFORM_INT = _random_row("RandomUniformInt", _uniform_int_kernel, ("minval", "maxval"))
-RANDOM_STANDARD_NORMAL = _random_row("RandomStandardNormal", _normal_kernel, ("mean", "stddev"))
-TRUNCATED_NORMAL = _random_row("TruncatedNormal", _truncated_normal_kernel, ("mean", "stddev"))
+RANDOM_STANDARD_NORMAL = _random_row("RandomStandardNormal", _normal_kernel, ("mean", "stddev"),
+                                     _as_tf_nodes)
+TRUNCATED_NORMAL = _random_row("TruncatedNormal", _truncated_normal_kernel, ("mean", "stddev"),
+                               _as_tf_nodes)
 RANDOM_SHUFFLE = declare(OpDef(
     "RandomShuffle", inputs=("value",), attrs=("T", "seed", "seed2"),
     gradient=NOT_DIFFERENTIABLE, stateful=True, kernel=_shuffle_kernel))
