@@ -37,6 +37,7 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     GLOBAL_STEP = "global_step"
     SUMMARIES = "summaries"
+    SUMMARY_OP = "summary_op"
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"
@@ -459,6 +460,7 @@ class Graph:
             if c not in current:
                 current.add(c)
                 ops.append(c)
+                c._manual_control_dep = True     # (TF's _has_manual_control_dependencies)
         stack.append(_ControlDependencies(ops))
         try:
             yield
@@ -677,8 +679,9 @@ class Graph:
         """This graph as TF's ``GraphDef`` protocol buffer (see
         ``minitf/framework/graph_def.py``): every op with its requested
         device, TF's attrs and, with ``add_shapes``, its ``_output_shapes``.
-        ``from_version``: only the ops added since ``graph.version`` was that."""
-        return graph_def.graph_to_graph_def(self, from_version, add_shapes)
+        ``from_version`` is accepted and, as in TF 2.21, has no effect: TF 2
+        always writes the whole graph."""
+        return graph_def.graph_to_graph_def(self, None, add_shapes)
 
     @property
     def graph_def_versions(self):

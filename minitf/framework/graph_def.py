@@ -289,7 +289,7 @@ def node_def(op, device=None, add_shapes=False):
     An attr TF's version of the op does not have is written as ``_minitf_<name>``."""
     nd = proto("node_def_pb2").NodeDef(name=op.name, op=op.type)
     nd.input.extend(input_name(t) for t in op._inputs)
-    nd.input.extend("^" + c.name for c in op._control_inputs)
+    nd.input.extend(sorted("^" + c.name for c in op._control_inputs))   # TF sorts them
     nd.device = op.device if device is None else device
     attrs = dict(default_attrs(op.type))
     attrs.update(op._attrs)
@@ -298,10 +298,18 @@ def node_def(op, device=None, add_shapes=False):
     for key, value in attrs.items():
         if tf_attrs is not None and key not in tf_attrs and not key.startswith("_"):
             key = MINITF_ATTR + key       # minitf's own attr: TF skips "_" attrs
+        if key == "value" and getattr(op, "_splat", False) and value.size > 1:
+            value = value.reshape(-1)[:1]           # one value for the whole shape, as TF
+            nd.attr[key].CopyFrom(attr_to_proto(value))
+            nd.attr[key].tensor.tensor_shape.CopyFrom(shape_to_proto(op.outputs[0].shape))
+            continue
         nd.attr[key].CopyFrom(attr_to_proto(value))
+    if getattr(op, "_manual_control_dep", False):
+        # TF marks every op a control_dependencies block waits for.
+        nd.attr["_has_manual_control_dependencies"].b = True
     if op._colocation:
         nd.attr["_class"].CopyFrom(attr_to_proto([c.encode("utf-8") for c in op._colocation]))
-    if add_shapes:
+    if add_shapes and op._outputs:
         nd.attr["_output_shapes"].CopyFrom(attr_to_proto([t.shape for t in op._outputs]))
     return nd
 

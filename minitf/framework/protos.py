@@ -59,9 +59,11 @@ def message_class(full_name, fields):
 
     ``full_name`` is TF's name (``"tensorflow.CheckpointState"``); ``fields``
     are ``(name, number, type, repeated)`` rows with ``type`` one of
-    ``"string"``, ``"double"``, ``"int64"``, ``"bool"``, ``"float"``, or
-    ``"message:<full name>"`` for a message built earlier in the same
-    package. The field numbers are TF's, so the bytes are TF's bytes.
+    ``"string"``, ``"double"``, ``"int64"``, ``"int32"``, ``"bool"``,
+    ``"float"``, or ``"message:<module>.<Message>"`` for one of tensorboard's
+    messages (``"message:cluster_pb2.ClusterDef"``). The field numbers are
+    TF's, so the bytes are TF's bytes. The class lives in protobuf's default
+    pool, beside tensorboard's messages.
     """
     cls = _CLASSES.get(full_name)
     if cls is not None:
@@ -82,26 +84,19 @@ def message_class(full_name, fields):
         field.label = getattr(descriptor_pb2.FieldDescriptorProto,
                               "LABEL_REPEATED" if repeated else "LABEL_OPTIONAL")
         if kind.startswith("message:"):
+            module, _, name_ = kind.split(":", 1)[1].partition(".")
+            target = getattr(proto(module), name_).DESCRIPTOR
             field.type = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
-            field.type_name = "." + kind.split(":", 1)[1]
-            deps.add(_CLASSES[kind.split(":", 1)[1]].DESCRIPTOR.file.name)
+            field.type_name = "." + target.full_name
+            deps.add(target.file.name)
         else:
             field.type = getattr(descriptor_pb2.FieldDescriptorProto, kinds[kind])
     file_proto.dependency.extend(sorted(deps))
-    pool = _pool(descriptor_pool)
+    pool = descriptor_pool.Default()
     pool.Add(file_proto)
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName(full_name))
     _CLASSES[full_name] = cls
     return cls
-
-
-_POOL = []
-
-
-def _pool(descriptor_pool):
-    if not _POOL:
-        _POOL.append(descriptor_pool.DescriptorPool())
-    return _POOL[0]
 
 
 def _protobuf(name):

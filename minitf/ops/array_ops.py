@@ -881,8 +881,8 @@ def _filled(kind, shape, dtype, name):
             return fill(run_time[0], zero_or_one, name=scope)
         dims = _static_ints(shape, "shape")
         if dtype == dtypes.string:
-            return constant(np.full(dims, b"", dtype=object), dtype=dtype, name=scope)
-        return constant(np.full(dims, value, dtype=dtype.np_dtype), dtype=dtype, name=scope)
+            return constant(b"", dtype=dtype, shape=dims, name=scope)
+        return constant(value, dtype=dtype, shape=dims, name=scope)
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):

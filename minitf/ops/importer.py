@@ -32,7 +32,7 @@ from minitf.framework.protos import proto
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops.core import name_scope
 
-_SKIPPED_ATTRS = ("_class", "_output_shapes")
+_SKIPPED_ATTRS = ("_class", "_output_shapes", "_has_manual_control_dependencies")
 
 
 def _parse_input(name):
@@ -223,6 +223,10 @@ def _import(graph, graph_def, input_map, return_elements, prefix):
             op = Operation(graph, node.op, new_name, inputs, out_dtypes, shapes, attrs,
                            control, node.device, sorted(colocation))
             op._op_def = row
+            if "_has_manual_control_dependencies" in node.attr:
+                op._manual_control_dep = True
+            if node.op == "Const" and "value" in node.attr:
+                op._splat = _is_splat(node.attr["value"].tensor)
             graph._nodes_by_name[new_name] = op
             graph._nodes_by_id.append(op)
             parts = new_name.split("/")
@@ -246,6 +250,19 @@ def _import(graph, graph_def, input_map, return_elements, prefix):
         else:
             results.append(graph.get_operation_by_name(prefix + element))
     return results
+
+
+def _is_splat(tensor_proto):
+    """A constant written as one value for a bigger shape (TF's tf.zeros)."""
+    size = 1
+    for d in tensor_proto.tensor_shape.dim:
+        size *= d.size
+    if tensor_proto.tensor_content or size <= 1:
+        return False
+    counts = [len(getattr(tensor_proto, f)) for f in
+              ("float_val", "double_val", "int_val", "int64_val", "bool_val", "half_val",
+               "string_val")]
+    return sum(counts) == 1
 
 
 def _producer(created, op_name, node):

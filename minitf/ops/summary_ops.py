@@ -135,9 +135,9 @@ def _histogram_kernel(op, backend):
         flat = np.asarray(values, dtype=np.float64).reshape(-1)
         bad = ~np.isfinite(flat)
         if bad.any():
-            what = "Nan" if np.isnan(flat[bad][0]) else "Inf"
-            raise errors.InvalidArgumentError(None, None, "%s in summary histogram for: %s"
-                                              % (what, tag))
+            what = "Nan in summary histogram" if np.isnan(flat[bad][0]) else \
+                "Infinity in Histogram"          # (TF's two messages differ so)
+            raise errors.InvalidArgumentError(None, None, "%s for: %s" % (what, tag))
         summary = _summary_pb2().Summary()
         summary.value.add(tag=tag).histo.CopyFrom(histogram_proto(flat))
         return [np.array(summary.SerializeToString(), dtype=object)]
@@ -336,8 +336,8 @@ def _string_const(value, name):
 def scalar(name, tensor, collections=None, family=None):
     """A summary op whose value is ``tensor``, a real number (``simple_value``)."""
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor)
         tags = _string_const(tag, "tags")
+        tensor = convert_to_tensor(tensor, name="values")
         _check_real(tensor, "values", "ScalarSummary")
         op = make_op(SCALAR_SUMMARY, [tags, tensor], [dtypes.string], [TensorShape([])],
                      name=scope, attrs={"T": tensor.dtype.base_dtype})
@@ -355,8 +355,8 @@ def histogram(name, values, collections=None, family=None):
     """A summary op holding a histogram of ``values`` (TensorBoard's
     histograms and distributions dashboards)."""
     with summary_scope(name, family, values=[values]) as (tag, scope):
-        values = convert_to_tensor(values)
         tag_t = _string_const(tag, "tag")
+        values = convert_to_tensor(values, name="values")
         _check_real(values, "values", "HistogramSummary")
         op = make_op(HISTOGRAM_SUMMARY, [tag_t, values], [dtypes.string], [TensorShape([])],
                      name=scope, attrs={"T": values.dtype.base_dtype})
@@ -368,8 +368,8 @@ def image(name, tensor, max_outputs=3, collections=None, family=None):
     """A summary op holding up to ``max_outputs`` images of ``tensor``
     ([batch, height, width, 1|3|4]; floats are rescaled to 0..255 as TF does)."""
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor)
         tag_t = _string_const(tag, "tag")
+        tensor = convert_to_tensor(tensor, name="tensor")
         allowed = ("uint8", "float32", "float16", "float64")
         if tensor.dtype.base_dtype.name not in allowed:
             raise TypeError("Value passed to parameter 'tensor' has DataType %s not in list of "
@@ -398,7 +398,7 @@ def tensor_summary(name, tensor, summary_description=None, collections=None,
     if display_name is not None:
         metadata.display_name = display_name
     with summary_scope(name, family, values=[tensor]) as (tag, scope):
-        tensor = convert_to_tensor(tensor)
+        tensor = convert_to_tensor(tensor, name="tensor")
         tag_t = _string_const(tag, "tag")
         meta_t = _string_const(metadata.SerializeToString(), "serialized_summary_metadata")
         op = make_op(TENSOR_SUMMARY_V2, [tag_t, tensor, meta_t], [dtypes.string],

@@ -284,6 +284,8 @@ def _assign_like(row, ref, value, name, validate_shape=True, use_locking=None):
         if row is not ASSIGN and not ref.shape.is_compatible_with(value.shape):
             raise ValueError("Shapes %s and %s are incompatible" % (ref.shape, value.shape))
         shape = ref.shape if (row is not ASSIGN or validate_shape) else value.shape
+        if use_locking is None:        # TF's op defaults: Assign locks, AssignAdd/Sub do not
+            use_locking = row is ASSIGN
         attrs = {"T": ref.dtype.base_dtype, "use_locking": bool(use_locking)}
         if row is ASSIGN:
             attrs["validate_shape"] = bool(validate_shape)
