@@ -136,6 +136,8 @@ group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
 
 Variable = _variables.Variable
+VariableAggregation = _variables.VariableAggregation
+VariableSynchronization = _variables.VariableSynchronization
 assign = _variables.assign
 assign_add = _variables.assign_add
 assign_sub = _variables.assign_sub

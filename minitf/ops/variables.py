@@ -313,6 +313,24 @@ def assign_sub(ref, value, use_locking=None, name=None):
     return _assign_like(ASSIGN_SUB, ref, value, name, use_locking=use_locking)
 
 
+class VariableAggregation:
+    """How replicas' updates of a variable combine (TF's enum values; minitf
+    keeps the value, for VariableDefs)."""
+    NONE, SUM, MEAN, ONLY_FIRST_REPLICA = 0, 1, 2, 3
+
+
+class VariableSynchronization:
+    """When a distributed variable is synchronized (TF's enum values; kept for
+    VariableDefs)."""
+    AUTO, NONE, ON_WRITE, ON_READ = 0, 1, 2, 3
+
+
+def _enum_value(value, default):
+    if value is None:
+        return default
+    return int(getattr(value, "value", value))
+
+
 def _prefixed(name, scope):
     return scope.rstrip("/") + "/" + name if scope else name
 
@@ -353,6 +371,8 @@ class Variable:
         # As TF's init_scope: a variable made while a tf.cond branch is being
         # built belongs to the whole graph, not to the branch (it must exist and
         # be initializable whichever way the cond goes).
+        self._aggregation = _enum_value(aggregation, VariableAggregation.NONE)
+        self._synchronization = _enum_value(synchronization, VariableSynchronization.AUTO)
         cond, graph._cond_context = graph._cond_context, None
         try:
             self._init(graph, initial_value, trainable, collections, validate_shape, name,
@@ -417,6 +437,8 @@ class Variable:
         self._initial_value = find(variable_def.initial_value_name) \
             if variable_def.initial_value_name else None
         self._trainable = bool(variable_def.trainable)
+        self._aggregation = variable_def.aggregation
+        self._synchronization = variable_def.synchronization
         self._graph = graph
         self._save_slice_info = None
         if variable_def.is_resource:
@@ -434,6 +456,8 @@ class Variable:
         if self._initial_value is not None:
             pb.initial_value_name = _unprefixed(self._initial_value.name, export_scope)
         pb.trainable = self._trainable
+        pb.aggregation = self._aggregation
+        pb.synchronization = self._synchronization
         return pb
 
     @staticmethod
