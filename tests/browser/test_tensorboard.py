@@ -12,9 +12,9 @@ the DOM the browser built:
   devices;
 * the Scalars dashboard plots the ``mse`` scalar: a line through 20 points.
 
-Screenshots go to ``tests/browser/artifacts/``; the graph's is the picture
-lesson 8 shows (``lessons/figures/08_tensorboard_devices.png``) for readers
-without a live TensorBoard. The server is stopped in teardown.
+Screenshots go to ``tests/browser/artifacts/``; the graph's, cropped, is the
+picture lesson 8 shows (a cell attachment) to readers without a live
+TensorBoard. The server is stopped in teardown.
 """
 
 import os

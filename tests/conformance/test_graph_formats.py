@@ -17,7 +17,6 @@ Each needs the oracle (``MINITF_TF_PYTHON``); without it they are skipped.
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np

@@ -24,7 +24,6 @@ import re
 import signal
 import time
 
-import numpy as np
 import pytest
 
 import minitf.compat.v1 as tf

@@ -5,7 +5,6 @@
 import os
 import tempfile
 
-import numpy as np
 
 from engine import tf
 
