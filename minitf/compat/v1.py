@@ -19,6 +19,8 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
+from minitf.ops import while_loop as _while_loop
+from minitf.ops.tensor_array_ops import TensorArray
 from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401
@@ -132,6 +134,7 @@ set_random_seed = _random_ops.set_random_seed
 
 no_op = _control_flow_ops.no_op
 cond = _control_flow_ops.cond
+while_loop = _while_loop.while_loop
 group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
 

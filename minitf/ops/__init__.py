@@ -33,4 +33,5 @@ kernel registry (``minitf/kernels/registry.py``) is built from it.
 from minitf.ops import (accumulator_ops, array_ops, compression_ops, control_flow_ops,  # noqa
                         core, data_flow_ops, debug_ops, elementwise, gradients, io_ops,
                         iterator_ops, math_ops, nn_ops, random_ops, reduction_ops,
-                        save_restore_ops, sendrecv_ops, summary_ops, training_ops, variables)
+                        save_restore_ops, sendrecv_ops, stack_ops, summary_ops,
+                        tensor_array_ops, training_ops, variables, while_loop)

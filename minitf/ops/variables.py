@@ -368,17 +368,17 @@ class Variable:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         graph = get_default_graph()
-        # As TF's init_scope: a variable made while a tf.cond branch is being
-        # built belongs to the whole graph, not to the branch (it must exist and
-        # be initializable whichever way the cond goes).
         self._aggregation = _enum_value(aggregation, VariableAggregation.NONE)
         self._synchronization = _enum_value(synchronization, VariableSynchronization.AUTO)
-        cond, graph._cond_context = graph._cond_context, None
+        # As TF's init_scope: a variable made while a tf.cond branch or a
+        # while loop is being built belongs to the whole graph, not to the
+        # construct (it must exist and be initializable however the step goes).
+        context, graph._control_flow_context = graph._control_flow_context, None
         try:
             self._init(graph, initial_value, trainable, collections, validate_shape, name,
                        dtype, shape)
         finally:
-            graph._cond_context = cond
+            graph._control_flow_context = context
 
     def _init(self, graph, initial_value, trainable, collections, validate_shape, name,
               dtype, shape):

@@ -43,7 +43,7 @@ from minitf.framework import errors
 from minitf.framework.op_def import DEAD
 from minitf.kernels import registry
 from minitf.ops.variables import VariableResource, read_ref
-from minitf.runtime import constant_folding, copies, deadness, fusion
+from minitf.runtime import constant_folding, copies, deadness, frames, fusion
 from minitf.runtime.node import Node
 from minitf.runtime.step import KernelContext
 
@@ -103,13 +103,16 @@ class Plan:
         for t in self.feeds:
             slot_of[t] = n
             n += 1
-        self.nodes = []
-        for op in order:
-            out_base = n
+        out_base_of = {}
+        for op in order:       # every slot first: a loop's Merge reads a later op
+            out_base_of[op] = n
             for t in op._outputs:
                 if t not in fed:
                     slot_of[t] = n
                 n += 1
+        self.nodes = []
+        for op in order:
+            out_base = out_base_of[op]
             device = placer.assigned[op]
             row = op.op_def
             kernel = registry.find(op.type, device.device_type, registry.kernel_dtype(op))
@@ -171,6 +174,10 @@ class Plan:
         self.devices = sorted({s.device.name for s in self.nodes})
         self.contexts = contexts
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
+        # With while loops, ops run once per iteration of their frame (frames.py).
+        self.frames = frames.FrameLayout(self.nodes) if any(
+            op.op_def is not None and op.op_def.frame_move is not None
+            for s in self.nodes for op in _ops_of(s)) else None
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feed_values, step):
@@ -183,6 +190,8 @@ class Plan:
         if self.memory is not None:
             step.memory = self.memory.start(step.trace)
         try:
+            if self.frames is not None:
+                return _fetched(self._run_frames(vals, step))
             if self.inline:
                 self._run_inline(vals, step)
             else:
@@ -204,6 +213,13 @@ class Plan:
             if s.n_out:
                 vals[s.out_base:s.out_base + s.n_out] = [DEAD] * s.n_out
             return
+        outs = self._call(s, ins, ctx)
+        if s.n_out:
+            vals[s.out_base:s.out_base + s.n_out] = outs
+
+    def _call(self, s, ins, ctx):
+        """Run node ``s``'s kernel on ``ins``: read variable refs it takes by
+        value, trace it, charge its GPU memory, and name the op in any error."""
         step = ctx.step
         try:
             for j in s.deref:
@@ -227,8 +243,7 @@ class Plan:
                 trace.record(s, start, time.time_ns() // 1000, outs, used)
         except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
             raise annotate(e, s.op) from None
-        if s.n_out:
-            vals[s.out_base:s.out_base + s.n_out] = outs
+        return outs
 
     def _run_inline(self, vals, step):
         ctx = self._context(self.nodes[0].device, step) if self.nodes else None
@@ -297,6 +312,41 @@ class Plan:
                 pending[j] -= 1
                 if pending[j] == 0:
                     submit(j)
+
+
+    def _run_frames(self, vals, step):
+        """A step with while loops: values per (frame, iteration), frames.py."""
+        run = frames.FrameRun(self, self.frames, vals, step)
+        nodes = self.nodes
+        may_be_dead = self.may_be_dead
+
+        def compute(i, it, ctx):
+            s = nodes[i]
+            ins = [it.vals[j] for j in s.inputs]
+            if may_be_dead and frames.is_dead(s, ins, it, i):
+                return None, True
+            return self._call(s, ins, ctx), False
+
+        if self.inline:
+            ctx = self._context(nodes[0].device, step)
+            return run.run_inline(lambda i, it: compute(i, it, ctx))
+        pool, blocking_pool = self._pools.get()
+        contexts = {name: self._context(s.device, step)
+                    for name, s in {s.device.name: s for s in nodes}.items()}
+
+        def work(i, it, done):
+            try:
+                if step.cancelled.is_set():
+                    raise errors.CancelledError(None, None, "Step was cancelled")
+                outs, dead = compute(i, it, contexts[nodes[i].device.name])
+                done.put((i, it, outs, dead, None))
+            except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
+                done.put((i, it, None, False, e))
+
+        def submit(i, it, done):
+            (blocking_pool if nodes[i].blocking else pool).submit(work, i, it, done)
+
+        return run.run_pooled(submit, DEADLINE_GRACE)
 
 
 def prune(fetches, targets, fed):

@@ -21,13 +21,14 @@ and minitf's time over TF's (below 1: minitf is faster). Kernels are compiled
 
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common
 
 N = 10_000_000
 REPEATS = 15
@@ -36,13 +37,7 @@ DEFAULT_ORACLE = Path.home() / ".cache" / "minitf" / "tf-venv" / "bin" / "python
 
 
 def median_ms(fn, repeats=REPEATS):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    return 1e3 * common.median(fn, repeats)
 
 
 def minitf_times():
