@@ -341,6 +341,7 @@ _TRAIN_LAZY = {
         "list_variables", "load_variable", "load_checkpoint", "NewCheckpointReader",
         "CheckpointState")},
     "write_graph": "minitf.train.graph_io",
+    "summary_iterator": "minitf.summary.reader",
     **{_n: "minitf.train.device_setter" for _n in (
         "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
         "RandomStrategy")},
