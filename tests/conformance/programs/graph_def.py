@@ -22,7 +22,6 @@ words = tf.constant(["a", "bb"], name="words")
 counts = tf.constant([1, 2, 3], dtype=tf.int64, name="counts")
 small = tf.constant(7, name="small")
 loss = tf.summary.scalar("loss", mean)
-init = tf.global_variables_initializer()
 
 graph = tf.get_default_graph()
 graph_def = graph.as_graph_def()
