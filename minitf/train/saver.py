@@ -207,7 +207,7 @@ class Saver:
             saver_def.restore_op_name = prefix + saver_def.restore_op_name
         return Saver(saver_def=saver_def)
 
-    # -- which checkpoints are kept -----------------------------------------------------------------
+    # -- which checkpoints are kept ---------------------------------------------------------
     @property
     def last_checkpoints(self):
         """The checkpoints still kept, oldest first."""
@@ -249,7 +249,7 @@ class Saver:
             return
         _cm.remove_checkpoint(prefix, meta_graph_suffix=meta_graph_suffix)
 
-    # -- save and restore ----------------------------------------------------------------------------
+    # -- save and restore -------------------------------------------------------------------
     def save(self, sess, save_path, global_step=None, latest_filename=None,
              meta_graph_suffix="meta", write_meta_graph=True, write_state=True,
              strip_default_attrs=False, save_debug_info=False):

@@ -54,7 +54,7 @@ def test_write_graph_and_import_graph_def(tmp_path):
         w = tf.constant([[1.0], [2.0]], name="w")
         y = tf.matmul(x, w, name="y")
         first, second = tf.split(y, 2, name="halves")       # minitf's own Split form
-        z = tf.identity(x[:, 1:], name="z")                  # a slice spec attr
+        tf.identity(x[:, 1:], name="z")                      # a slice spec attr
         tf.add(first, second, name="sum")
     text_path = tf.train.write_graph(graph, str(tmp_path), "g.pbtxt")
     binary_path = tf.train.write_graph(graph.as_graph_def(), str(tmp_path), "g.pb",

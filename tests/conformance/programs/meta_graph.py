@@ -41,7 +41,8 @@ for name in ("model.meta", "model.pbtxt"):
               [v.name for v in tf.trainable_variables()])
         print("train_op:", [t.name for t in tf.get_collection("train_op")],
               "summaries:", [t.name for t in tf.get_collection("summaries")],
-              "strings:", tf.get_collection("my_strings"), "numbers:", tf.get_collection("my_numbers"))
+              "strings:", tf.get_collection("my_strings"),
+              "numbers:", tf.get_collection("my_numbers"))
         mse = g.get_tensor_by_name("mse:0")
         train = tf.get_collection("train_op")[0]
         with tf.Session() as sess:
@@ -50,7 +51,8 @@ for name in ("model.meta", "model.pbtxt"):
                 loss, _ = sess.run([mse, train], {"X:0": data_x, "y:0": data_y})
             print("loss after 30 steps: %.5f" % loss)
             print("theta:", np.round(sess.run("theta:0"), 4).ravel().tolist())
-            prefix = saver.save(sess, os.path.join(root, "trained"), global_step=tf.train.get_global_step())
+            prefix = saver.save(sess, os.path.join(root, "trained"),
+                                global_step=tf.train.get_global_step())
             print("saved", prefix.replace(root, "<dir>"))
         with tf.Session() as sess:
             saver.restore(sess, prefix)
