@@ -147,6 +147,8 @@ group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
 
 Variable = _variables.Variable
+VariableAggregation = _variables.VariableAggregation
+VariableSynchronization = _variables.VariableSynchronization
 assign = _variables.assign
 assign_add = _variables.assign_add
 assign_sub = _variables.assign_sub
@@ -346,9 +348,17 @@ _TRAIN_LAZY = {
         "MonitoredTrainingSession", "MonitoredSession", "Scaffold")},
     **{_n: "minitf.train.hooks" for _n in (
         "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
-        "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook")},
-    **{_n: "minitf.train.saver" for _n in ("Saver", "latest_checkpoint",
-                                           "checkpoint_exists")},
+        "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook", "SummarySaverHook",
+        "StepCounterHook")},
+    **{_n: "minitf.train.saver" for _n in (
+        "Saver", "latest_checkpoint", "checkpoint_exists", "get_checkpoint_state",
+        "update_checkpoint_state", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
+        "remove_checkpoint", "export_meta_graph", "import_meta_graph")},
+    **{_n: "minitf.train.checkpoint_management" for _n in (
+        "list_variables", "load_variable", "load_checkpoint", "NewCheckpointReader",
+        "CheckpointState")},
+    "write_graph": "minitf.train.graph_io",
+    "summary_iterator": "minitf.summary.reader",
     **{_n: "minitf.train.device_setter" for _n in (
         "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
         "RandomStrategy")},
@@ -387,5 +397,26 @@ io.read_file = read_file
 strings = _types.ModuleType("minitf.compat.v1.strings", "tf.strings")
 strings.to_number = string_to_number
 from minitf import data  # noqa: E402,F401  (tf.data)
+from minitf import summary  # noqa: E402,F401  (tf.summary)
+from minitf.ops.importer import import_graph_def  # noqa: E402,F401
+io.write_graph = lambda *a, **k: _train_getattr("write_graph")(*a, **k)
+
+# TF's message classes that TF1 exposes as tf.GraphDef, tf.Summary... (from the
+# tensorboard package's copy of TF's protos, imported on first use).
+_PROTO_CLASSES = {"GraphDef": "graph_pb2", "NodeDef": "node_def_pb2",
+                  "AttrValue": "attr_value_pb2", "MetaGraphDef": "meta_graph_pb2",
+                  "Summary": "summary_pb2", "SummaryMetadata": "summary_pb2",
+                  "Event": "event_pb2", "SessionLog": "event_pb2",
+                  "TensorShapeProto": "tensor_shape_pb2", "TensorProto": "tensor_pb2",
+                  "HistogramProto": "summary_pb2", "VariableDef": "variable_pb2"}
+
+
+def __getattr__(name):
+    module = _PROTO_CLASSES.get(name)
+    if module is None:
+        raise AttributeError("module 'minitf.compat.v1' has no attribute '%s'" % name)
+    from minitf.framework.protos import proto   # lazy: the tensorboard package is optional
+    return getattr(proto(module), name)
+
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))

@@ -26,7 +26,7 @@ import socket
 import sys
 import threading
 
-from minitf.framework import errors
+from minitf.framework import errors, protos
 from minitf.runtime.config import ConfigProto
 from minitf.runtime.devices import local_devices
 from minitf.distributed import auth, protocol, wire
@@ -34,6 +34,16 @@ from minitf.distributed.cluster_spec import ClusterSpec
 from minitf.distributed.master import MasterService
 from minitf.distributed.rpc import Channel
 from minitf.distributed.worker import WorkerService
+
+def _server_def_class():
+    """TF's ``ServerDef`` (tensorflow_server.proto, not in the tensorboard
+    package), built from its field numbers."""
+    return protos.message_class("minitf.tensorflow.ServerDef", [
+        ("cluster", 1, "message:cluster_pb2.ClusterDef", False),
+        ("job_name", 2, "string", False), ("task_index", 3, "int32", False),
+        ("default_session_config", 4, "message:config_pb2.ConfigProto", False),
+        ("protocol", 5, "string", False), ("port", 6, "int32", False)])
+
 
 def _log(line):
     print(line, file=sys.stderr, flush=True)
@@ -84,8 +94,13 @@ class Server:
 
     @property
     def server_def(self):
-        return {"cluster": self._cluster.as_cluster_def(), "job_name": self.job_name,
-                "task_index": self.task_index, "protocol": "grpc"}
+        """TF's ``ServerDef`` message: the cluster, this task's job name and
+        index, and the protocol (``"grpc"``, what TF names its RPC stack;
+        minitf's own wire protocol stands in for it)."""
+        server_def = _server_def_class()(job_name=self.job_name, task_index=self.task_index,
+                                         protocol="grpc")
+        server_def.cluster.CopyFrom(self._cluster.as_cluster_def())
+        return server_def
 
     @staticmethod
     def create_local_server(config=None, start=True):

@@ -20,6 +20,7 @@ import contextlib
 import re
 import threading
 
+from minitf.framework import graph_def
 from minitf.framework import op_def as _op_def
 from minitf.framework.default_session import session_for
 from minitf.framework.default_stack import DefaultStack
@@ -36,6 +37,7 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     GLOBAL_STEP = "global_step"
     SUMMARIES = "summaries"
+    SUMMARY_OP = "summary_op"
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"
@@ -475,6 +477,7 @@ class Graph:
             if c not in current:
                 current.add(c)
                 ops.append(c)
+                c._manual_control_dep = True     # (TF's _has_manual_control_dependencies)
         stack.append(_ControlDependencies(ops))
         try:
             yield
@@ -692,6 +695,19 @@ class Graph:
 
     def clear_collection(self, name):
         self._collections.pop(name, None)
+
+    # -- as TF's protocol buffer --------------------------------------------------------
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """This graph as TF's ``GraphDef`` protocol buffer (see
+        ``minitf/framework/graph_def.py``): every op with its requested
+        device, TF's attrs and, with ``add_shapes``, its ``_output_shapes``.
+        ``from_version`` is accepted and, as in TF 2.21, has no effect: TF 2
+        always writes the whole graph."""
+        return graph_def.graph_to_graph_def(self, None, add_shapes)
+
+    @property
+    def graph_def_versions(self):
+        return graph_def.graph_to_graph_def(self, ops=[]).versions
 
     def __repr__(self):
         return "<minitf.Graph with %d ops at %s>" % (len(self._nodes_by_id), hex(id(self)))

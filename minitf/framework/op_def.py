@@ -150,6 +150,11 @@ class OpDef:
       parity tests (BACKEND kernels).
     elementwise ops
       ``elementwise``: an :class:`Elementwise`.
+    TF's file formats
+      ``to_tf``: ``fn(op, node_def) -> [NodeDef, ...]`` for an op minitf builds
+      differently from TF (a random op keeping its range in attrs): the nodes
+      TF builds for it, written into GraphDefs instead of ``node_def``, so that
+      real TF can import and run the graph (see minitf/framework/graph_def.py).
     """
     name: str
     inputs: tuple = ()
@@ -170,6 +175,7 @@ class OpDef:
     host_memory_outputs: bool = False
     examples: Optional[Callable] = None
     elementwise: Optional[Elementwise] = None
+    to_tf: Optional[Callable] = None
 
     def __post_init__(self):
         if self.dead_when not in (ANY, ALL, PASS, CONTROLS):

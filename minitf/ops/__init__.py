@@ -21,6 +21,9 @@ runs, the kernel, the gradient...) next to the functions a program calls:
 * :mod:`.debug_ops`        -- ``tf.Print``, ``check_numerics``
 * :mod:`.sendrecv_ops`     -- ``_Send``/``_Recv``/``_Arg`` between tasks
 * :mod:`.compression_ops`  -- 8-bit encoding of tensors that cross tasks
+* :mod:`.summary_ops`      -- ``tf.summary.scalar`` & co.: serialized ``Summary`` values
+* :mod:`.save_restore_ops` -- ``SaveV2``/``RestoreV2``, what a ``Saver`` runs
+* :mod:`.importer`         -- ``tf.import_graph_def``: a GraphDef's nodes as ops
 
 Importing this package imports every family, so the table is complete: the
 kernel registry (``minitf/kernels/registry.py``) is built from it.
@@ -30,4 +33,5 @@ kernel registry (``minitf/kernels/registry.py``) is built from it.
 from minitf.ops import (accumulator_ops, array_ops, compression_ops, control_flow_ops,  # noqa
                         core, data_flow_ops, debug_ops, elementwise, gradients, io_ops,
                         iterator_ops, math_ops, nn_ops, random_ops, reduction_ops,
-                        sendrecv_ops, stack_ops, tensor_array_ops, training_ops, variables, while_loop)
+                        save_restore_ops, sendrecv_ops, stack_ops, summary_ops,
+                        tensor_array_ops, training_ops, variables, while_loop)

@@ -12,7 +12,7 @@ Each op is a row of the op table (``minitf/framework/op_def.py``) next to the
 
 import numpy as np
 
-from minitf.framework import dtypes, errors
+from minitf.framework import dtypes, errors, graph_def
 from minitf.framework.graph import Tensor, get_default_graph
 from minitf.framework.op_def import (ANY_DTYPE, BACKEND, NOT_DIFFERENTIABLE, OpDef,
                                      declare)
@@ -326,11 +326,33 @@ def _sum_to_shape_kernel(op, backend):
     return compute
 
 
+def _sum_to_shape_as_tf(op, nd):
+    """TF's way to write it: sum ``grad`` over the axes BroadcastGradientArgs
+    finds between ``shape`` and ``grad``'s shape, then reshape to ``shape``."""
+    name, dt = op.name, op._attrs["T"]
+    grad, shape_in = nd.input[0], nd.input[1]
+    controls = [i for i in nd.input if i.startswith("^")]
+    out = op.outputs[0].shape
+    return [
+        graph_def.new_node(nd, name + "/Shape", "Shape", [grad] + controls,
+                           {"T": dt, "out_type": dtypes.int32}, [TensorShape([None])]),
+        graph_def.new_node(nd, name + "/BroadcastGradientArgs", "BroadcastGradientArgs",
+                           [shape_in, name + "/Shape"], {"T": dtypes.int32},
+                           [TensorShape([None]), TensorShape([None])]),
+        graph_def.new_node(nd, name + "/Sum", "Sum", [grad, name + "/BroadcastGradientArgs"],
+                           {"T": dt, "Tidx": dtypes.int32, "keep_dims": False},
+                           [TensorShape(None)]),
+        graph_def.new_node(nd, name, "Reshape", [name + "/Sum", shape_in],
+                           {"T": dt, "Tshape": dtypes.int32}, [out]),
+    ]
+
+
 #: A minitf op that gradients use when shapes are only known at run time: the
 #: gradient of a broadcast input is summed back to that input's run-time shape.
+#: (TF builds Shape, BroadcastGradientArgs, Sum and Reshape; GraphDefs get those.)
 SUM_TO_SHAPE = declare(OpDef("SumToShape", inputs=("grad", "shape"), attrs=("T",),
                              devices=EVERY_DEVICE, kernel=_sum_to_shape_kernel,
-                             host_memory_inputs=(1,)))
+                             host_memory_inputs=(1,), to_tf=_sum_to_shape_as_tf))
 
 
 def sum_to_shape(grad, shape_tensor, static_shape):
@@ -339,6 +361,37 @@ def sum_to_shape(grad, shape_tensor, static_shape):
     return make_op(SUM_TO_SHAPE, [grad, shape_tensor], [grad.dtype.base_dtype],
                    [static_shape], name="SumToShape",
                    attrs={"T": grad.dtype.base_dtype}).outputs[0]
+
+
+
+# ============================================================= BroadcastGradientArgs ===
+def _broadcast_gradient_args_kernel(op, backend):
+    """The axes to sum each input's gradient over, for two shapes that
+    broadcast together. Shapes are aligned on the right; an input is reduced
+    along every axis where it has size 1 (or no axis at all). Equal shapes
+    need no reduction. This is how TF's gradients undo broadcasting when the
+    shapes are only known at run time (minitf's own gradients use SumToShape)."""
+    def compute(ctx, inputs):
+        s0, s1 = (np.asarray(s).reshape(-1).astype(np.int64) for s in inputs)
+        dt = inputs[0].dtype
+        if s0.tolist() == s1.tolist():
+            return [np.zeros(0, dt), np.zeros(0, dt)]
+        rank = max(len(s0), len(s1))
+        p0 = [1] * (rank - len(s0)) + s0.tolist()
+        p1 = [1] * (rank - len(s1)) + s1.tolist()
+        for a, b in zip(p0, p1):
+            if a != b and a != 1 and b != 1:
+                raise errors.InvalidArgumentError(
+                    None, None, "Incompatible shapes: [%s] vs. [%s]"
+                    % (",".join(map(str, s0)), ",".join(map(str, s1))))
+        return [np.array([j for j, d in enumerate(p) if d == 1], dtype=dt) for p in (p0, p1)]
+    return compute
+
+
+BROADCAST_GRADIENT_ARGS = declare(OpDef(
+    "BroadcastGradientArgs", inputs=("s0", "s1"), attrs=("T",), gradient=NOT_DIFFERENTIABLE,
+    devices=EVERY_DEVICE, kernel=_broadcast_gradient_args_kernel, host_memory_inputs=(0, 1),
+    host_memory_outputs=True))
 
 
 # ================================================================== Where / Select ===
@@ -887,8 +940,8 @@ def _filled(kind, shape, dtype, name):
             return fill(run_time[0], zero_or_one, name=scope)
         dims = _static_ints(shape, "shape")
         if dtype == dtypes.string:
-            return constant(np.full(dims, b"", dtype=object), dtype=dtype, name=scope)
-        return constant(np.full(dims, value, dtype=dtype.np_dtype), dtype=dtype, name=scope)
+            return constant(b"", dtype=dtype, shape=dims, name=scope)
+        return constant(value, dtype=dtype, shape=dims, name=scope)
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):

@@ -621,7 +621,7 @@ def _cast_examples(dtype):
 
 
 CAST = declare(OpDef(
-    "Cast", inputs=("x",), attrs=("SrcT", "DstT", "T"), gradient=_cast_grad,
+    "Cast", inputs=("x",), attrs=("SrcT", "DstT", "Truncate"), gradient=_cast_grad,
     devices={"CPU": NUMBER_NAMES + ("bool",)}, dtype_attr="SrcT", kernel=_cast_kernel,
     kernel_reads=BACKEND, examples=_cast_examples))
 
@@ -883,8 +883,7 @@ def cast(x, dtype, name=None):
         return x
     with name_scope(name, "Cast", [x]) as scope:
         op = make_op(CAST, [x], [dtype], [x.shape], name=scope,
-                     attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype,
-                            "T": x.dtype.base_dtype})
+                     attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
     return op.outputs[0]
 
 

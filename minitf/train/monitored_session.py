@@ -19,12 +19,14 @@ import time
 from minitf.framework import errors
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import variables as _variables
+from minitf.ops import summary_ops
 from minitf.ops.control_flow_ops import group
 from minitf.runtime.session import Session
 from minitf.train.coordinator import Coordinator
-from minitf.train.hooks import (CheckpointSaverHook, SessionRunContext, SessionRunValues)
+from minitf.train.hooks import (CheckpointSaverHook, SessionRunContext, SessionRunValues,
+                                StepCounterHook, SummarySaverHook, tensorboard_available)
 from minitf.train.queue_runner import start_queue_runners
-from minitf.train.saver import Saver, latest_checkpoint
+from minitf.train.saver import Saver, add_to_savers_collection, latest_checkpoint
 
 WAIT_LOG_EVERY = 5.0
 
@@ -41,6 +43,7 @@ class Scaffold:
         self.ready_op = ready_op
         self.ready_for_local_init_op = ready_for_local_init_op
         self.local_init_op = local_init_op
+        self.summary_op = summary_op
         self.saver = saver
         self._finalized = False
 
@@ -77,7 +80,10 @@ class Scaffold:
                 lambda: group(_variables.local_variables_initializer(), name="local_init"))
         if self.saver is None and _variables.global_variables():
             savers = graph.get_collection(GraphKeys.SAVERS)
-            self.saver = savers[0] if savers else Saver()
+            self.saver = savers[0] if savers else add_to_savers_collection(Saver())
+        if self.summary_op is None:
+            self.summary_op = self.get_or_default(GraphKeys.SUMMARY_OP, summary_ops.merge_all) \
+                if graph.get_collection(GraphKeys.SUMMARIES) else None
         if not graph.finalized:
             graph.finalize()
         self._finalized = True
@@ -221,9 +227,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
                              save_checkpoint_secs=None, save_summaries_steps=None,
                              save_summaries_secs=None, config=None,
                              stop_grace_period_secs=120, log_step_count_steps=None,
-                             max_wait_secs=7200, save_checkpoint_steps=None, **unused):
+                             max_wait_secs=7200, save_checkpoint_steps=None, summary_dir=None,
+                             **unused):
     """TF1's factory: a MonitoredSession with a checkpoint hook on the chief."""
     all_hooks = list(hooks or [])
+    scaffold = scaffold or Scaffold()
     if is_chief:
         all_hooks += list(chief_only_hooks or [])
         if checkpoint_dir and (save_checkpoint_secs or save_checkpoint_steps):
@@ -234,6 +242,22 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
         elif checkpoint_dir and save_checkpoint_secs is None and \
                 save_checkpoint_steps is None:
             all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=600))
+        # TensorBoard's files, as TF: the speed and the graph's summaries every
+        # 100 steps by default, into summary_dir (default: checkpoint_dir).
+        summary_dir = summary_dir or checkpoint_dir
+        asked = save_summaries_steps is not None or save_summaries_secs is not None
+        if summary_dir and (asked or tensorboard_available()):
+            if not asked:
+                save_summaries_steps = 100
+            if save_summaries_steps or save_summaries_secs:
+                steps = save_summaries_steps if not save_summaries_secs else None
+                all_hooks.append(StepCounterHook(
+                    every_n_steps=log_step_count_steps or steps,
+                    every_n_secs=None if (log_step_count_steps or steps) else
+                    save_summaries_secs, output_dir=summary_dir))
+                all_hooks.append(SummarySaverHook(scaffold=scaffold, save_steps=steps,
+                                                  save_secs=save_summaries_secs,
+                                                  output_dir=summary_dir))
     return MonitoredSession(master=master, is_chief=is_chief, checkpoint_dir=checkpoint_dir,
                             scaffold=scaffold, hooks=all_hooks, config=config,
                             max_wait_secs=max_wait_secs,
