@@ -22,7 +22,7 @@ from minitf.ops import control_flow_ops as _control_flow_ops
 from minitf.ops import rnn as _rnn
 from minitf.ops import rnn_cell as _rnn_cell
 from minitf.ops import while_loop as _while_loop
-from minitf.ops.tensor_array_ops import TensorArray
+from minitf.ops import tensor_array_ops as _tensor_array_ops
 from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401
@@ -143,6 +143,7 @@ reverse = _array_ops.reverse
 reverse_v2 = _array_ops.reverse
 reverse_sequence = _array_ops.reverse_sequence
 while_loop = _while_loop.while_loop
+TensorArray = _tensor_array_ops.TensorArray
 group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
 

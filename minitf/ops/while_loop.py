@@ -38,7 +38,7 @@ loop's ``Enter`` ops already wait for them).
 from minitf.framework import dtypes
 from minitf.framework.graph import get_default_graph
 from minitf.framework.tensor_shape import TensorShape
-from minitf.ops import array_ops, control_flow_ops, math_ops
+from minitf.ops import array_ops, math_ops
 from minitf.ops.control_flow_ops import (ENTER, EXIT, LOOP_COND, NEXT_ITERATION, REF_ENTER,
                                          REF_EXIT, REF_NEXT_ITERATION, ControlFlowContext,
                                          _switch, in_context, merge)
