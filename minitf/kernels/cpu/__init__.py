@@ -15,6 +15,8 @@ loop nests themselves live in one module per family:
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
 * :mod:`.optimizers`  -- the Apply* updates of the optimizers, in place;
+* :mod:`.conv`        -- im2col/col2im for convolutions (BLAS does the products),
+  pooling and batch normalization;
 * :mod:`.compile`     -- lazy, cached compilation and the parallel switch.
 
 Nothing is compiled when this module is imported: the first call for a given
@@ -39,7 +41,7 @@ import numba
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import (elementwise, matmul as _matmul, nn as _nn,
+from minitf.kernels.cpu import (conv as _conv, elementwise, matmul as _matmul, nn as _nn,
                                 reductions as _reduce, vector_math)
 from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
                                            apply_gradient_descent, apply_momentum,
@@ -51,7 +53,9 @@ from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_ke
 __all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
            "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
            "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
-           "apply_adagrad", "apply_rms_prop", "apply_adam", "PARALLEL_MIN_SIZE"]
+           "apply_adagrad", "apply_rms_prop", "apply_adam", "conv2d", "conv2d_backprop_input",
+           "conv2d_backprop_filter", "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
+           "fused_batch_norm", "fused_batch_norm_grad", "PARALLEL_MIN_SIZE"]
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
@@ -561,3 +565,360 @@ def sparse_softmax_xent(logits, labels):
     _call(kernel, parallel, rows, labels.reshape(-1), loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
             backprop.reshape(logits.shape).astype(dtype, copy=False))
+
+
+# ------------------------------------------------ convolutions and pooling ----
+# The row's kernel (minitf/ops/conv_ops.py) has checked the shapes and worked
+# out the geometry: ``strides``/``dilations``/``ksize`` are (height, width) pairs,
+# ``pads`` is (top, bottom, left, right). The loop nests work on C-contiguous
+# NHWC arrays in the compute dtype; NCHW (virtual GPUs) is transposed in and out.
+
+#: im2col writes at most this many elements per batch chunk: a chunk's columns
+#: stay in the cache while BLAS multiplies them, and the buffer is reused.
+COLS_PER_CHUNK = 1 << 20
+
+
+def _nhwc_in(x, data_format, cdtype):
+    x = np.asarray(x)
+    if data_format == "NCHW":
+        x = x.transpose(0, 2, 3, 1)
+    return np.ascontiguousarray(x, dtype=cdtype)
+
+
+def _nhwc_out(y, data_format, dtype):
+    if data_format == "NCHW":
+        y = y.transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(y).astype(dtype, copy=False)
+
+
+def _nhwc_dims(shape, data_format):
+    n, a, b, c = (int(d) for d in shape)
+    return (n, b, c, a) if data_format == "NCHW" else (n, a, b, c)
+
+
+def _conv_dtype(dtype, what):
+    cdtype = _compute_dtype(np.dtype(dtype))
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu %s does not support dtype %s" % (what, dtype))
+    return cdtype
+
+
+def _out_len(size, k, stride, dilation, before, after):
+    return (size + before + after - (k - 1) * dilation - 1) // stride + 1
+
+
+def _gemm(a, b, out, transpose_a=False, transpose_b=False):
+    """``out = op(a) @ op(b)`` (2-D): BLAS for floats, the Numba loop nest for ints."""
+    if out.dtype.kind == "f":
+        a = a.T if transpose_a else a
+        b = b.T if transpose_b else b
+        use_threads_for(a.shape[0] * a.shape[1] * b.shape[1])
+        np.matmul(a, b, out=out)
+    else:
+        out[...] = matmul(a, b, transpose_a, transpose_b)
+    return out
+
+
+def _image_chunk(n, rows_per_image, k):
+    """How many images one im2col chunk holds."""
+    return max(1, min(n, COLS_PER_CHUNK // max(1, rows_per_image * k)))
+
+
+def _direct_pays(n, oh, ow, k, o):
+    """The direct loop nest beats im2col + BLAS when there are few input channels
+    and outputs: the product is then too thin for BLAS to get going
+    (tests/benchmarks/bench_cnn.py --kernels measures both)."""
+    return k <= DIRECT_MAX_K and o <= DIRECT_MAX_O
+
+
+#: The direct loop nest is used up to these patch lengths (KH*KW*C) and output
+#: channels (measured on the 2-core CI machine: see the README).
+DIRECT_MAX_K, DIRECT_MAX_O = 0, 0
+
+
+def conv2d(x, w, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2D (see :mod:`.conv`): im2col + a matrix product per chunk of
+    images, or the direct loop nest for thin products; ``[N, OH, OW, O]``."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _conv_dtype(dtype, "Conv2D")
+    xn = _nhwc_in(x, data_format, cdtype)
+    w = np.ascontiguousarray(w, dtype=cdtype)
+    n, h, wd, c = xn.shape
+    kh, kw, _, o = w.shape
+    sh, sw = strides
+    dh, dw = dilations
+    pt, pb, pl, pr = pads
+    oh = _out_len(h, kh, sh, dh, pt, pb)
+    ow = _out_len(wd, kw, sw, dw, pl, pr)
+    k = kh * kw * c
+    y = np.zeros((n, oh, ow, o), cdtype)
+    if y.size and k:
+        if _direct_pays(n, oh, ow, k, o):
+            parallel = y.size * k >= PARALLEL_MIN_SIZE
+            kernel = jit_kernel(_conv.conv_direct_kernel, _conv.direct_signature, (cdtype,),
+                                fastmath={"contract"})
+            _call(kernel, parallel, xn, w, sh, sw, dh, dw, pt, pl, y, parallel)
+        else:
+            w2 = w.reshape(k, o)
+            for n0, cols in _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
+                rows = cols.shape[0]
+                _gemm(cols, w2, y[n0:n0 + rows // (oh * ow)].reshape(rows, o))
+    return _nhwc_out(y, data_format, dtype)
+
+
+def _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
+    """``(first image, cols)`` for each chunk of images; ``cols`` is reused."""
+    n, h, w, c = xn.shape
+    sh, sw = strides
+    dh, dw = dilations
+    pt, _, pl, _ = pads
+    k = kh * kw * c
+    if kh == kw == 1 and sh == sw == 1 and pt == pl == 0 and oh == h and ow == w:
+        yield 0, xn.reshape(n * h * w, c)          # a 1x1 convolution is a product
+        return
+    per = _image_chunk(n, oh * ow, k)
+    buffer = np.empty((per * oh * ow, k), xn.dtype)
+    kernel = jit_kernel(_conv.im2col_kernel, _conv.im2col_signature, (xn.dtype,))
+    for n0 in range(0, n, per):
+        m = min(per, n - n0)
+        cols = buffer[:m * oh * ow]
+        parallel = cols.size >= PARALLEL_MIN_SIZE
+        _call(kernel, parallel, xn, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parallel)
+        yield n0, cols
+
+
+def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2DBackpropInput: ``dcols = dy @ w.T`` per chunk of images, added back
+    onto the input positions by :func:`.conv.col2im_kernel`."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "Conv2DBackpropInput")
+    g = _nhwc_in(dy, data_format, cdtype)
+    w = np.ascontiguousarray(w, dtype=cdtype)
+    n, h, wd, c = _nhwc_dims(input_shape, data_format)
+    kh, kw, _, o = w.shape
+    oh, ow = g.shape[1:3]
+    k = kh * kw * c
+    dx = np.zeros((n, h, wd, c), cdtype)
+    if dx.size and g.size and k:
+        w2 = w.reshape(k, o)
+        sh, sw = strides
+        dh, dw = dilations
+        pt, _, pl, _ = pads
+        per = _image_chunk(n, oh * ow, k)
+        buffer = np.empty((per * oh * ow, k), cdtype)
+        kernel = jit_kernel(_conv.col2im_kernel, _conv.col2im_signature, (cdtype,))
+        for n0 in range(0, n, per):
+            m = min(per, n - n0)
+            dcols = _gemm(g[n0:n0 + m].reshape(m * oh * ow, o), w2, buffer[:m * oh * ow],
+                          transpose_b=True)
+            parallel = m > 1 and dcols.size >= PARALLEL_MIN_SIZE
+            _call(kernel, parallel, dcols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx,
+                  parallel)
+    return _nhwc_out(dx, data_format, dtype)
+
+
+def conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2DBackpropFilter: ``dw += cols.T @ dy`` over the chunks of images."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "Conv2DBackpropFilter")
+    xn = _nhwc_in(x, data_format, cdtype)
+    g = _nhwc_in(dy, data_format, cdtype)
+    kh, kw, c, o = (int(d) for d in filter_shape)
+    oh, ow = g.shape[1:3]
+    k = kh * kw * c
+    dw = np.zeros((k, o), cdtype)
+    if xn.size and g.size and k:
+        part = np.empty((k, o), cdtype)
+        for n0, cols in _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
+            rows = cols.shape[0]
+            m = rows // (oh * ow)
+            _gemm(cols, g[n0:n0 + m].reshape(rows, o), part if n0 else dw, transpose_a=True)
+            if n0:
+                dw += part
+    return dw.reshape(kh, kw, c, o).astype(dtype, copy=False)
+
+
+def _pool_lowest(dtype):
+    """The start of a max: the storage dtype's lowest finite value (TF's)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return float(ml_dtypes.finfo(dtype).min)
+
+
+def max_pool(x, ksize, strides, pads, data_format="NHWC"):
+    """TF's MaxPool (see :func:`.conv.max_pool_kernel`)."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _conv_dtype(dtype, "MaxPool")
+    xn = _nhwc_in(x, data_format, cdtype)
+    n, h, w, c = xn.shape
+    pt, pb, pl, pr = pads
+    y = np.empty((n, _out_len(h, ksize[0], strides[0], 1, pt, pb),
+                  _out_len(w, ksize[1], strides[1], 1, pl, pr), c), cdtype)
+    if y.size:
+        parallel = xn.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.max_pool_kernel, _conv.pool_signature, (cdtype,))
+        _call(kernel, parallel, xn, ksize[0], ksize[1], strides[0], strides[1], pt, pl,
+              cdtype.type(_pool_lowest(dtype)), y, parallel)
+    return _nhwc_out(y, data_format, dtype)
+
+
+def max_pool_grad(x, y, dy, ksize, strides, pads, data_format="NHWC"):
+    """TF's MaxPoolGrad: the winners are found again from ``x`` (``y`` is not read)."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "MaxPoolGrad")
+    xn = _nhwc_in(x, data_format, cdtype)
+    g = _nhwc_in(dy, data_format, cdtype)
+    n, _, _, c = xn.shape
+    dx = np.zeros(xn.shape, cdtype)
+    if g.size:
+        parallel = n > 1 and xn.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.max_pool_grad_kernel, _conv.max_grad_signature,
+                            (cdtype, cdtype))
+        _call(kernel, parallel, xn, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
+              pads[2], dx, np.empty((n, c), cdtype), np.empty((n, c), np.int64),
+              np.empty((n, c), np.int64), parallel)
+    return _nhwc_out(dx, data_format, dtype)
+
+
+def avg_pool(x, ksize, strides, pads, data_format="NHWC"):
+    """TF's AvgPool: window means over the elements inside the image."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _conv_dtype(dtype, "AvgPool")
+    xn = _nhwc_in(x, data_format, cdtype)
+    n, h, w, c = xn.shape
+    pt, pb, pl, pr = pads
+    y = np.empty((n, _out_len(h, ksize[0], strides[0], 1, pt, pb),
+                  _out_len(w, ksize[1], strides[1], 1, pl, pr), c), cdtype)
+    if y.size:
+        parallel = xn.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.avg_pool_kernel, _conv.avg_signature, (cdtype,))
+        _call(kernel, parallel, xn, ksize[0], ksize[1], strides[0], strides[1], pt, pl, y,
+              parallel)
+    return _nhwc_out(y, data_format, dtype)
+
+
+def avg_pool_grad(input_shape, dy, ksize, strides, pads, data_format="NHWC"):
+    """TF's AvgPoolGrad: each window's gradient shared over its elements."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "AvgPoolGrad")
+    g = _nhwc_in(dy, data_format, cdtype)
+    dx = np.zeros(_nhwc_dims(input_shape, data_format), cdtype)
+    if g.size and dx.size:
+        parallel = dx.shape[0] > 1 and dx.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.avg_pool_grad_kernel, _conv.avg_grad_signature, (cdtype,))
+        _call(kernel, parallel, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
+              pads[2], dx, parallel)
+    return _nhwc_out(dx, data_format, dtype)
+
+
+# ----------------------------------------------------- batch normalization ----
+def _bn_rows(x, data_format):
+    """``x`` as C-contiguous rows ``[N*H*W, C]`` in its compute dtype (float32/64)."""
+    x = np.asarray(x)
+    cdtype = _compute_dtype(x.dtype)
+    if _NATIVE_KIND.get(cdtype) != "f":
+        raise TypeError("minitf cpu batch normalization needs a float dtype, got %s" % x.dtype)
+    xn = _nhwc_in(x, data_format, cdtype)
+    return xn.reshape(-1, xn.shape[-1]), xn.shape, cdtype
+
+
+def _row_chunks(rows):
+    if rows.size < PARALLEL_MIN_SIZE:
+        return 1, False
+    return max(1, min(rows.shape[0], 2 * numba.get_num_threads())), True
+
+
+def _channel_sums(rows, center):
+    """``(sum(x - center), sum((x - center) ** 2))`` per channel, in float64."""
+    chunks, parallel = _row_chunks(rows)
+    partial = np.empty((chunks, 2, rows.shape[1]))
+    kernel = jit_kernel(_conv.channel_sums_kernel, _conv.channel_sums_signature, (rows.dtype,),
+                        fastmath={"reassoc", "contract"})
+    _call(kernel, parallel, rows, center, partial, parallel)
+    total = partial.sum(axis=0)
+    return total[0], total[1]
+
+
+def _affine(rows, a, b, shape, data_format, dtype):
+    out = np.empty_like(rows)
+    if rows.size:
+        parallel = rows.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.affine_rows_kernel, _conv.affine_signature, (rows.dtype,),
+                            fastmath={"contract"})
+        _call(kernel, parallel, rows, a.astype(rows.dtype), b.astype(rows.dtype), out, parallel)
+    return _nhwc_out(out.reshape(shape), data_format, dtype)
+
+
+def fused_batch_norm(x, scale, offset, mean, variance, epsilon, exponential_avg_factor,
+                     is_training, data_format="NHWC"):
+    """TF's FusedBatchNormV3 (see ``minitf/ops/batch_norm_ops.py``): two passes for the
+    batch statistics in training (mean, then squared deviations from it), one
+    pass ``y = x * a + b`` to normalize. Returns ``(y, batch_mean, batch_var,
+    saved_mean, saved_var)``."""
+    dtype = np.asarray(x).dtype
+    rows, shape, _ = _bn_rows(x, data_format)
+    count, channels = rows.shape
+    if is_training:
+        with np.errstate(all="ignore"):
+            m = _channel_sums(rows, np.zeros(channels))[0] / count
+            v = _channel_sums(rows, m)[1] / count
+            unbiased = v * count / max(count - 1, 1)
+        f = exponential_avg_factor
+        out_mean, out_var = m, unbiased
+        if f != 1.0:
+            out_mean = (1 - f) * np.asarray(mean, np.float64) + f * m
+            out_var = (1 - f) * np.asarray(variance, np.float64) + f * unbiased
+        saved = (m, v)
+    else:
+        m = np.asarray(mean, np.float64)
+        v = np.asarray(variance, np.float64)
+        out_mean, out_var = m, v
+        saved = (np.zeros(channels), np.zeros(channels))
+    a = np.asarray(scale, np.float64) / np.sqrt(v + epsilon)
+    b = np.asarray(offset, np.float64) - m * a
+    f32 = np.float32
+    return (_affine(rows, a, b, shape, data_format, dtype), out_mean.astype(f32),
+            out_var.astype(f32), saved[0].astype(f32), saved[1].astype(f32))
+
+
+def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, is_training,
+                          data_format="NHWC"):
+    """TF's FusedBatchNormGradV3: one pass for ``sum(dy)`` and ``sum(dy * (x - mean))``
+    per channel, one pass for ``dx``. Returns ``(dx, dscale, doffset)``."""
+    dtype = np.asarray(dy).dtype
+    g, shape, cdtype = _bn_rows(dy, data_format)
+    rows, _, _ = _bn_rows(x, data_format)
+    count, channels = rows.shape
+    mean = np.asarray(saved_mean, np.float64)
+    inv = 1.0 / np.sqrt(np.asarray(saved_variance, np.float64) + epsilon)
+    scale = np.asarray(scale, np.float64)
+    chunks, parallel = _row_chunks(rows)
+    partial = np.empty((chunks, 2, channels))
+    kernel = jit_kernel(_conv.grad_sums_kernel, _conv.grad_sums_signature, (cdtype,),
+                        fastmath={"reassoc", "contract"})
+    _call(kernel, parallel, g, rows, mean, partial, parallel)
+    sum_dy, sum_dy_xc = partial.sum(axis=0)
+    doffset = sum_dy
+    dscale = sum_dy_xc * inv
+    a = scale * inv
+    if is_training and count:
+        b = -a * inv * dscale / count
+        d = -a * sum_dy / count - mean * b
+        dx = np.empty_like(rows)
+        kernel = jit_kernel(_conv.bn_backprop_kernel, _conv.bn_backprop_signature, (cdtype,),
+                            fastmath={"contract"})
+        _call(kernel, parallel, g, rows, a.astype(cdtype), b.astype(cdtype),
+              d.astype(cdtype), dx, parallel)
+        dx = _nhwc_out(dx.reshape(shape), data_format, dtype)
+    else:
+        dx = _affine(g, a, np.zeros(channels), shape, data_format, dtype)
+    f32 = np.float32
+    return dx, dscale.astype(f32), doffset.astype(f32)
