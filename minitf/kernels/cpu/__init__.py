@@ -679,12 +679,14 @@ def _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
         return
     per = _image_chunk(n, oh * ow, k)
     buffer = np.empty((per * oh * ow, k), xn.dtype)
+    flat = xn.reshape(n, h, w * c)
     kernel = jit_kernel(_conv.im2col_kernel, _conv.im2col_signature, (xn.dtype,))
     for n0 in range(0, n, per):
         m = min(per, n - n0)
         cols = buffer[:m * oh * ow]
         parallel = cols.size >= PARALLEL_MIN_SIZE
-        _call(kernel, parallel, xn, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parallel)
+        _call(kernel, parallel, flat, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols,
+              parallel)
         yield n0, cols
 
 
@@ -708,14 +710,15 @@ def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_for
         pt, _, pl, _ = pads
         per = _image_chunk(n, oh * ow, k)
         buffer = np.empty((per * oh * ow, k), cdtype)
+        flat = dx.reshape(n, h, wd * c)
         kernel = jit_kernel(_conv.col2im_kernel, _conv.col2im_signature, (cdtype,))
         for n0 in range(0, n, per):
             m = min(per, n - n0)
             dcols = _gemm(g[n0:n0 + m].reshape(m * oh * ow, o), w2, buffer[:m * oh * ow],
                           transpose_b=True)
             parallel = m > 1 and dcols.size >= PARALLEL_MIN_SIZE
-            _call(kernel, parallel, dcols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx,
-                  parallel)
+            _call(kernel, parallel, dcols, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0,
+                  flat, parallel)
     return _nhwc_out(dx, data_format, dtype)
 
 

@@ -43,24 +43,51 @@ _F64 = np.dtype(np.float64)
 
 
 # -- im2col / col2im -------------------------------------------------------------------------
+# Both take the image as ``[N, H, W*C]`` (a free reshape of NHWC) and the channel
+# count ``C``: with dilation 1, the taps of one window row that lie inside the
+# image are one contiguous run of that row, copied (or added) in one flat loop.
+
 @numba.njit(inline="always")
-def _patch_row(x, n, p, q, kh, kw, sh, sw, dh, dw, pt, pl, out):
-    H, W, C = x.shape[1], x.shape[2], x.shape[3]
-    k = 0
+def _tap_range(q, sw, dw, pl, kw, W):
+    """The taps ``j0 <= j < j1`` of window column ``q`` that fall inside the image."""
+    j0 = 0
+    while j0 < kw and q * sw + j0 * dw - pl < 0:
+        j0 += 1
+    j1 = kw
+    while j1 > j0 and q * sw + (j1 - 1) * dw - pl >= W:
+        j1 -= 1
+    return j0, j1
+
+
+@numba.njit(inline="always")
+def _patch_row(x, C, n, p, q, kh, kw, sh, sw, dh, dw, pt, pl, out):
+    H, W = x.shape[1], x.shape[2] // C
+    j0, j1 = _tap_range(q, sw, dw, pl, kw, W)
+    run = kw * C
     for i in range(kh):
+        base = i * run
         r = p * sh + i * dh - pt
-        for j in range(kw):
-            s = q * sw + j * dw - pl
-            if 0 <= r < H and 0 <= s < W:
+        if r < 0 or r >= H:
+            for k in range(run):
+                out[base + k] = 0
+            continue
+        for k in range(j0 * C):
+            out[base + k] = 0
+        for k in range(j1 * C, run):
+            out[base + k] = 0
+        xr = x[n, r]
+        if dw == 1:
+            start = (q * sw + j0 - pl) * C
+            for k in range((j1 - j0) * C):
+                out[base + j0 * C + k] = xr[start + k]
+        else:
+            for j in range(j0, j1):
+                start = (q * sw + j * dw - pl) * C
                 for c in range(C):
-                    out[k + c] = x[n, r, s, c]
-            else:
-                for c in range(C):
-                    out[k + c] = 0
-            k += C
+                    out[base + j * C + c] = xr[start + c]
 
 
-def im2col_kernel(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parallel):
+def im2col_kernel(x, C, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parallel):
     """``cols[row, (i*KW + j)*C + c] = x[n, r, s, c]`` (0 in the padding) for every
     output position ``row = ((n - n0)*OH + p)*OW + q`` of images ``n0..``::
 
@@ -74,32 +101,40 @@ def im2col_kernel(x, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parallel)
         for row in prange(rows):
             n = n0 + row // (oh * ow)
             pq = row % (oh * ow)
-            _patch_row(x, n, pq // ow, pq % ow, kh, kw, sh, sw, dh, dw, pt, pl, cols[row])
+            _patch_row(x, C, n, pq // ow, pq % ow, kh, kw, sh, sw, dh, dw, pt, pl, cols[row])
     else:
         for row in range(rows):
             n = n0 + row // (oh * ow)
             pq = row % (oh * ow)
-            _patch_row(x, n, pq // ow, pq % ow, kh, kw, sh, sw, dh, dw, pt, pl, cols[row])
+            _patch_row(x, C, n, pq // ow, pq % ow, kh, kw, sh, sw, dh, dw, pt, pl, cols[row])
 
 
 @numba.njit(inline="always")
-def _add_patches(cols, n, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx):
-    H, W, C = dx.shape[1], dx.shape[2], dx.shape[3]
+def _add_patches(cols, C, n, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx):
+    H, W = dx.shape[1], dx.shape[2] // C
+    run = kw * C
     for p in range(oh):
         for q in range(ow):
-            row = ((n - n0) * oh + p) * ow + q
-            k = 0
+            row = cols[((n - n0) * oh + p) * ow + q]
+            j0, j1 = _tap_range(q, sw, dw, pl, kw, W)
             for i in range(kh):
                 r = p * sh + i * dh - pt
-                for j in range(kw):
-                    s = q * sw + j * dw - pl
-                    if 0 <= r < H and 0 <= s < W:
+                if r < 0 or r >= H:
+                    continue
+                base = i * run
+                out = dx[n, r]
+                if dw == 1:
+                    start = (q * sw + j0 - pl) * C
+                    for k in range((j1 - j0) * C):
+                        out[start + k] += row[base + j0 * C + k]
+                else:
+                    for j in range(j0, j1):
+                        start = (q * sw + j * dw - pl) * C
                         for c in range(C):
-                            dx[n, r, s, c] += cols[row, k + c]
-                    k += C
+                            out[start + c] += row[base + j * C + c]
 
 
-def col2im_kernel(cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx, parallel):
+def col2im_kernel(cols, C, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx, parallel):
     """The transpose of :func:`im2col_kernel`: ``dx[n, r, s, c] += cols[row, tap*C + c]``.
 
     Patches of one image overlap (when the stride is smaller than the window),
@@ -112,23 +147,23 @@ def col2im_kernel(cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx, parallel
     images = cols.shape[0] // (oh * ow)
     if parallel:
         for m in prange(images):
-            _add_patches(cols, n0 + m, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx)
+            _add_patches(cols, C, n0 + m, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx)
     else:
         for m in range(images):
-            _add_patches(cols, n0 + m, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx)
+            _add_patches(cols, C, n0 + m, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx)
 
 
 def im2col_signature(np_dtype):
     t = numba.from_dtype(np_dtype)
     i = numba.int64
-    return numba.void(readonly(np_dtype, 4), i, i, i, i, i, i, i, i, i, i, i, t[:, ::1],
+    return numba.void(readonly(np_dtype, 3), i, i, i, i, i, i, i, i, i, i, i, i, t[:, ::1],
                       numba.boolean)
 
 
 def col2im_signature(np_dtype):
     t = numba.from_dtype(np_dtype)
     i = numba.int64
-    return numba.void(readonly(np_dtype, 2), i, i, i, i, i, i, i, i, i, i, i, t[:, :, :, ::1],
+    return numba.void(readonly(np_dtype, 2), i, i, i, i, i, i, i, i, i, i, i, i, t[:, :, ::1],
                       numba.boolean)
 
 
