@@ -93,7 +93,7 @@ def _fused_grad(op, dy, *_unused):
     saved = (op.outputs[3], op.outputs[4]) if training else (op.inputs[3], op.inputs[4])
     dx, dscale, doffset = fused_batch_norm_grad(
         dy, x, scale, saved[0], saved[1], op.outputs[5], epsilon=op.get_attr("epsilon"),
-        data_format=op.get_attr("data_format"), is_training=training)
+        data_format=op.get_attr("data_format"), is_training=training)[:3]
     return [dx, dscale, doffset, None, None]
 
 

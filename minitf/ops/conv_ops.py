@@ -115,17 +115,17 @@ def _attr_text(value):
 
 
 def _node_text(scope, row, attrs, inputs):
-    """``Conv2D = Conv2D[T=DT_FLOAT, ...](Conv2D/input, Conv2D/filter)``, the node as TF
-    prints it in shape errors."""
+    """``{{node Conv2D}} = Conv2D[T=DT_FLOAT, ...](Conv2D/input, Conv2D/filter)``, the node
+    as TF prints it in shape errors."""
     names = [t.name[:-2] if t.name.endswith(":0") else t.name for t in inputs]
-    return "%s = %s[%s](%s)" % (scope[:-1], row.name, ", ".join(
+    return "{{node %s}} = %s[%s](%s)" % (scope[:-1], row.name, ", ".join(
         "%s=%s" % (k, _attr_text(attrs[k])) for k in sorted(attrs)), ", ".join(names))
 
 
 def _shape_error(text, scope, row, attrs, inputs):
-    return ValueError("%s for '{{node %s}}' with input shapes: %s." % (
+    return ValueError("%s for '%s' with input shapes: %s." % (
         text, _node_text(scope, row, attrs, inputs), ", ".join(shape_str(t.shape)
-                                                                 for t in inputs)))
+                                                                for t in inputs)))
 
 
 def _static_out(size, k, stride, dilation, padding, explicit, scope, row, attrs, inputs):
@@ -709,8 +709,8 @@ def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True
     fmt = _data_format(data_format, "conv2d")
     strides = _sequence(strides, "strides", fmt)
     dilations = _sequence(dilations, "dilations", fmt, "dilations")
-    padding, explicit = _padding(padding, fmt, "Conv2D")
     with name_scope(name, "Conv2D", [input, filter]) as scope:
+        padding, explicit = _padding(padding, fmt, "Conv2D")   # (TF takes the name first)
         x = convert_to_tensor(input, name="input")
         w = convert_to_tensor(filter, dtype_hint=x.dtype.base_dtype, name="filter")
         check_dtype(x, FLOAT_TYPES + (dtypes.int32,), arg="input")
@@ -843,7 +843,7 @@ def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None,  
     with name_scope(name, "conv2d_transpose", [value, filter, output_shape]) as scope:
         dy = convert_to_tensor(value, name="value")
         w = convert_to_tensor(filter, dtype=dy.dtype.base_dtype, name="filter")
-        sizes, static = _sizes_tensor(output_shape, "output_shape")
+        sizes, static = _sizes_tensor(output_shape, "input_sizes")
         _, _, ci = _spatial(fmt)
         if dy.shape.ndims == 4 and w.shape.ndims == 4:
             cin, fin = dy.shape[ci].value, w.shape[3].value
@@ -927,7 +927,7 @@ def avg_pool(value, ksize, strides, padding, data_format="NHWC", name=None,
 
 def avg_pool2d(input, ksize, strides, padding, data_format="NHWC", name=None):  # noqa: A002
     """``tf.nn.avg_pool2d``: :func:`avg_pool` under its TF2 name."""
-    return _pool(AVG_POOL, input, ksize, strides, padding, data_format, name, "AvgPool2D",
+    return _pool(AVG_POOL, input, ksize, strides, padding, data_format, name, "AvgPool",
                  "value")
 
 

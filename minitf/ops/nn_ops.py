@@ -232,21 +232,35 @@ def l2_loss(t, name=None):
 
 
 def bias_add(value, bias, data_format=None, name=None):
-    """``value + bias`` with ``bias`` a vector over the last dimension of ``value``."""
+    """``value + bias`` with ``bias`` a vector over the channel axis of ``value``: the
+    last one (``data_format`` None or ``"NHWC"``), or axis 1 for ``"NCHW"`` (the
+    bias is then reshaped to ``[C, 1, 1]`` so that it broadcasts)."""
+    fmt = data_format.decode() if isinstance(data_format, bytes) else (data_format or "NHWC")
+    if fmt not in ("NHWC", "NCHW", "N..C", "NC.."):
+        raise ValueError("minitf's bias_add takes data_format 'NHWC' or 'NCHW', not %r"
+                         % (data_format,))
+    channels_first = fmt.startswith("NC")
     with name_scope(name, "BiasAdd", [value, bias]) as scope:
         value = convert_to_tensor(value, name="input")
         bias = convert_to_tensor(bias, dtype=value.dtype, name="bias")
         if bias.shape.ndims is not None and bias.shape.ndims != 1:
             raise ValueError("Shape must be rank 1 but is rank %d for '{{node %s}}'"
                              % (bias.shape.ndims, scope[:-1]))
-        if value.shape.ndims is not None and value.shape.ndims < 2:
-            raise ValueError("Shape must be at least rank 2 but is rank %d for '{{node %s}}'"
-                             % (value.shape.ndims, scope[:-1]))
-        last, n = value.shape[-1].value if value.shape.ndims else None, \
+        rank = value.shape.ndims
+        if rank is not None and rank < (3 if channels_first else 2):
+            raise ValueError("Shape must be at least rank %d but is rank %d for '{{node %s}}'"
+                             % (3 if channels_first else 2, rank, scope[:-1]))
+        axis = 1 if channels_first else -1
+        last, n = value.shape[axis].value if rank else None, \
             bias.shape[0].value if bias.shape.ndims else None
         if last is not None and n is not None and last != n:
             raise ValueError("Dimensions must be equal, but are %d and %d for '{{node %s}}'"
                              % (last, n, scope[:-1]))
+        if channels_first:
+            if rank is None:
+                raise ValueError("bias_add with data_format %r needs an input of known rank"
+                                 % fmt)
+            bias = array_ops.reshape(bias, [-1] + [1] * (rank - 2))
         return math_ops.add(value, bias, name=scope)
 
 
@@ -300,9 +314,12 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         rate = convert_to_tensor(rate, dtype=x.dtype, name="rate")
         shape = noise_shape if noise_shape is not None else array_ops.shape(x)
         random = random_ops.random_uniform(shape, seed=seed, dtype=x.dtype)
-        keep = math_ops.cast(math_ops.greater_equal(random, rate), x.dtype)
+        keep = math_ops.greater_equal(random, rate)
+        if noise_shape is not None:     # the mask broadcasts over x
+            keep = math_ops.logical_or(keep, array_ops.zeros_like(x, dtype=dtypes.bool))
         scale = math_ops.truediv(1.0, math_ops.subtract(1.0, rate))
-        return math_ops.multiply(x * scale, keep, name=scope)
+        # A select, as TF does: a dropped element is 0.0, never -0.0 or NaN.
+        return array_ops.where(keep, x * scale, array_ops.zeros_like(x), name=scope)
 
 
 def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):

@@ -3,7 +3,7 @@
 A 2-D convolution, written as the loop nest it is::
 
     for n, p, q in output positions:                       # N x OH x OW
-        for o in range(O):
+        for o in range(OC):
             y[n, p, q, o] = 0
             for i in range(KH):                            # the window's taps
                 for j in range(KW):
@@ -14,7 +14,7 @@ A 2-D convolution, written as the loop nest it is::
 
 The three inner loops over ``(i, j, c)`` are one dot product of length
 ``K = KH*KW*C`` between the patch under the window and a column of
-``w.reshape(K, O)``. So the fast way (:func:`im2col_kernel`, "image to
+``w.reshape(K, OC)``. So the fast way (:func:`im2col_kernel`, "image to
 columns") first copies every patch into a row of a matrix ``cols[N*OH*OW, K]``
 and then lets BLAS compute ``y = cols @ w`` at the speed of a matrix product:
 the copy costs K times the input's size, the product does the work in
@@ -171,10 +171,10 @@ def col2im_signature(np_dtype):
 @numba.njit(inline="always")
 def _direct_row(x, w, n, p, sh, sw, dh, dw, pt, pl, y):
     H, W, C = x.shape[1], x.shape[2], x.shape[3]
-    kh, kw, O = w.shape[0], w.shape[1], w.shape[3]
+    kh, kw, OC = w.shape[0], w.shape[1], w.shape[3]
     for q in range(y.shape[2]):
         acc = y[n, p, q]
-        for o in range(O):
+        for o in range(OC):
             acc[o] = 0
         for i in range(kh):
             r = p * sh + i * dh - pt
@@ -187,7 +187,7 @@ def _direct_row(x, w, n, p, sh, sw, dh, dw, pt, pl, y):
                 for c in range(C):
                     v = x[n, r, s, c]
                     wr = w[i, j, c]
-                    for o in range(O):
+                    for o in range(OC):
                         acc[o] += v * wr[o]
 
 

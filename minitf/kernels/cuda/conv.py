@@ -58,12 +58,12 @@ def _unravel4(t, d1, d2, d3):
 
 
 @cuda.jit(cache=True)
-def conv2d_kernel(x, xs, w, y, ys, H, W, C, KH, KW, O, OH, OW, strh, strw, dilh, dilw,
+def conv2d_kernel(x, xs, w, y, ys, H, W, C, KH, KW, OC, OH, OW, strh, strw, dilh, dilw,
                   top, left, total):
     t = cuda.grid(1)
     if t >= total:
         return
-    n, p, q, o = _unravel4(t, OH, OW, O)
+    n, p, q, o = _unravel4(t, OH, OW, OC)
     acc = 0.0
     for i in range(KH):
         r = p * strh + i * dilh - top
@@ -75,12 +75,12 @@ def conv2d_kernel(x, xs, w, y, ys, H, W, C, KH, KW, O, OH, OW, strh, strw, dilh,
                 continue
             base = n * xs[0] + r * xs[1] + s * xs[2]
             for c in range(C):
-                acc += x[base + c * xs[3]] * w[((i * KW + j) * C + c) * O + o]
+                acc += x[base + c * xs[3]] * w[((i * KW + j) * C + c) * OC + o]
     y[n * ys[0] + p * ys[1] + q * ys[2] + o * ys[3]] = acc
 
 
 @cuda.jit(cache=True)
-def backprop_input_kernel(dy, ds, w, dx, xs, H, W, C, KH, KW, O, OH, OW, strh, strw, dilh,
+def backprop_input_kernel(dy, ds, w, dx, xs, H, W, C, KH, KW, OC, OH, OW, strh, strw, dilh,
                           dilw, top, left, total):
     t = cuda.grid(1)
     if t >= total:
@@ -98,18 +98,18 @@ def backprop_input_kernel(dy, ds, w, dx, xs, H, W, C, KH, KW, O, OH, OW, strh, s
                 continue
             q = qn // strw
             base = n * ds[0] + p * ds[1] + q * ds[2]
-            for o in range(O):
-                acc += dy[base + o * ds[3]] * w[((i * KW + j) * C + c) * O + o]
+            for o in range(OC):
+                acc += dy[base + o * ds[3]] * w[((i * KW + j) * C + c) * OC + o]
     dx[n * xs[0] + r * xs[1] + s * xs[2] + c * xs[3]] = acc
 
 
 @cuda.jit(cache=True)
-def backprop_filter_kernel(x, xs, dy, ds, dw, N, H, W, C, KH, KW, O, OH, OW, strh, strw,
+def backprop_filter_kernel(x, xs, dy, ds, dw, N, H, W, C, KH, KW, OC, OH, OW, strh, strw,
                            dilh, dilw, top, left, total):
     t = cuda.grid(1)
     if t >= total:
         return
-    i, j, c, o = _unravel4(t, KW, C, O)
+    i, j, c, o = _unravel4(t, KW, C, OC)
     acc = 0.0
     for n in range(N):
         for p in range(OH):
