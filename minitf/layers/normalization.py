@@ -19,7 +19,7 @@ whose reported variance is unbiased) unless ``fused=False``; anything else
 ``tf.nn.batch_normalization`` (biased variance).
 """
 
-from minitf.framework import dtypes
+from minitf.framework import dtypes, errors
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.layers._common import constant_value, refuse, smart_cond
 from minitf.ops import array_ops, batch_norm_ops, init_ops, math_ops, nn_ops, variables
@@ -48,8 +48,9 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
         raise ValueError("Input has undefined rank.")
     axes = [axis] if isinstance(axis, int) else list(axis)
     if len(axes) != 1:
-        raise errors_unimplemented("minitf's tf.layers.batch_normalization normalizes over "
-                                   "one channel axis; axis=%s was asked." % (axis,))
+        raise errors.UnimplementedError(
+            None, None, "minitf's tf.layers.batch_normalization normalizes over one channel "
+            "axis; axis=%s was asked." % (axis,))
     ax = axes[0] + ndims if axes[0] < 0 else axes[0]
     if not 0 <= ax < ndims:
         raise ValueError("Invalid axis: %s" % (axis,))
@@ -77,11 +78,6 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
                           training, "NCHW" if ax == 1 else "NHWC", channels, param_dtype)
         return _unfused(x, ax, gamma, beta, moving_mean, moving_variance, momentum, epsilon,
                         training, channels, param_dtype)
-
-
-def errors_unimplemented(message):
-    from minitf.framework.errors import UnimplementedError
-    return UnimplementedError(None, None, message)
 
 
 def _assign_moving_average(variable, value, momentum):

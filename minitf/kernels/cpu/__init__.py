@@ -34,7 +34,10 @@ Functions whose work is a pure memory copy with numpy semantics equal to TF's
 (``cast``) call numpy directly; see their docstrings.
 """
 
+import concurrent.futures
 import math
+import os
+import threading
 
 import ml_dtypes
 import numba
@@ -46,7 +49,7 @@ from minitf.kernels.cpu import (conv as _conv, elementwise, matmul as _matmul, n
 from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
                                            apply_gradient_descent, apply_momentum,
                                            apply_rms_prop)
-from minitf.kernels.threads import use_threads_for
+from minitf.kernels.threads import kernel_threads, use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
@@ -573,9 +576,9 @@ def sparse_softmax_xent(logits, labels):
 # ``pads`` is (top, bottom, left, right). The loop nests work on C-contiguous
 # NHWC arrays in the compute dtype; NCHW (virtual GPUs) is transposed in and out.
 
-#: im2col writes at most this many elements per batch chunk: a chunk's columns
-#: stay in the cache while BLAS multiplies them, and the buffer is reused.
-COLS_PER_CHUNK = 1 << 20
+#: im2col writes at most this many elements per chunk of images, so that a
+#: chunk's columns stay in a core's cache while BLAS multiplies them.
+COLS_PER_CHUNK = 1 << 18
 
 
 def _nhwc_in(x, data_format, cdtype):
@@ -608,27 +611,111 @@ def _out_len(size, k, stride, dilation, before, after):
 
 
 def _gemm(a, b, out, transpose_a=False, transpose_b=False):
-    """``out = op(a) @ op(b)`` (2-D): BLAS for floats, the Numba loop nest for ints."""
+    """``out = op(a) @ op(b)`` (2-D) on the calling thread: single-threaded BLAS
+    for floats (the chunks are the parallel items), the Numba loop nest for ints."""
     if out.dtype.kind == "f":
-        a = a.T if transpose_a else a
-        b = b.T if transpose_b else b
-        use_threads_for(a.shape[0] * a.shape[1] * b.shape[1])
-        np.matmul(a, b, out=out)
+        np.matmul(a.T if transpose_a else a, b.T if transpose_b else b, out=out)
     else:
         out[...] = matmul(a, b, transpose_a, transpose_b)
     return out
 
 
-def _image_chunk(n, rows_per_image, k):
-    """How many images one im2col chunk holds."""
-    return max(1, min(n, COLS_PER_CHUNK // max(1, rows_per_image * k)))
+class _Convolution:
+    """One convolution's geometry and its chunks of images.
+
+    The work is cut into chunks of whole images, each small enough that its
+    columns fit in a core's cache, and the chunks are shared out over up to
+    the kernel's thread budget of threads: each thread runs im2col (serial,
+    ``nogil``) and a *single-threaded* BLAS product on its own chunk. (Letting
+    BLAS start its own threads inside each product is slower on a busy
+    machine: its threads spin while they wait for each other, and compete
+    with every other thread for the same two cores.)
+    """
+
+    def __init__(self, xshape, kh, kw, o, strides, dilations, pads, dtype):
+        self.n, self.h, self.w, self.c = xshape
+        self.kh, self.kw, self.o = kh, kw, o
+        self.strides, self.dilations, self.pads = strides, dilations, pads
+        self.dtype = dtype
+        pt, pb, pl, pr = pads
+        self.oh = _out_len(self.h, kh, strides[0], dilations[0], pt, pb)
+        self.ow = _out_len(self.w, kw, strides[1], dilations[1], pl, pr)
+        self.k = kh * kw * self.c
+        self.rows_per_image = self.oh * self.ow
+        self.per_chunk = max(1, min(self.n, COLS_PER_CHUNK // max(1, self.rows_per_image
+                                                                   * self.k)))
+        self.pointwise = (kh == kw == 1 and strides == (1, 1) and pt == pl == 0
+                          and self.oh == self.h and self.ow == self.w)
+
+    def chunks(self):
+        return [(n0, min(self.per_chunk, self.n - n0))
+                for n0 in range(0, self.n, self.per_chunk)]
+
+    def rows(self, n0, m):
+        return slice(n0 * self.rows_per_image, (n0 + m) * self.rows_per_image)
+
+    def im2col(self, flat, n0, m, buffer):
+        """The columns of images ``n0 .. n0+m`` (a view of ``buffer``, or of the
+        input itself for a 1x1 convolution)."""
+        if self.pointwise:
+            return flat.reshape(-1, self.c)[self.rows(n0, m)]
+        cols = buffer[:m * self.rows_per_image]
+        kernel = jit_kernel(_conv.im2col_kernel, _conv.im2col_signature, (self.dtype,))
+        (sh, sw), (dh, dw), (pt, _, pl, _) = self.strides, self.dilations, self.pads
+        kernel(flat, self.c, self.kh, self.kw, sh, sw, dh, dw, pt, pl, self.oh, self.ow, n0,
+               cols, False)
+        return cols
+
+    def col2im(self, dcols, n0, dx_flat):
+        kernel = jit_kernel(_conv.col2im_kernel, _conv.col2im_signature, (self.dtype,))
+        (sh, sw), (dh, dw), (pt, _, pl, _) = self.strides, self.dilations, self.pads
+        kernel(dcols, self.c, self.kh, self.kw, sh, sw, dh, dw, pt, pl, self.oh, self.ow, n0,
+               dx_flat, False)
+
+    def buffer(self):
+        return np.empty((self.per_chunk * self.rows_per_image, self.k), self.dtype)
+
+    def run(self, work):
+        """``work(n0, m, buffer)`` for every chunk, over the kernel's threads; returns
+        the results in chunk order."""
+        chunks = self.chunks()
+        use_threads_for(0)                 # BLAS: one thread per call (see above)
+        threads = min(len(chunks), _chunk_threads())
+        if threads <= 1 or self.n * self.rows_per_image * self.k < PARALLEL_MIN_SIZE:
+            buffer = self.buffer()
+            return [work(n0, m, buffer) for n0, m in chunks]
+        groups = [chunks[i::threads] for i in range(threads)]
+
+        def worker(group):
+            buffer = self.buffer()
+            return [(n0, work(n0, m, buffer)) for n0, m in group]
+        done = dict(pair for part in _chunk_pool().map(worker, groups) for pair in part)
+        return [done[n0] for n0, _ in chunks]
 
 
-def _direct_pays(n, oh, ow, k, o):
-    """The direct loop nest beats im2col + BLAS when there are few input channels
-    and outputs: the product is then too thin for BLAS to get going
-    (tests/benchmarks/bench_cnn.py --kernels measures both)."""
-    return k <= DIRECT_MAX_K and o <= DIRECT_MAX_O
+_pool_lock = threading.Lock()
+_pool = [None, None]        # (pid, executor): threads do not survive fork()
+
+
+def _chunk_threads():
+    """The kernel thread budget (intra_op_parallelism_threads), else every core."""
+    return kernel_threads() or numba.config.NUMBA_NUM_THREADS
+
+
+def _chunk_pool():
+    with _pool_lock:
+        if _pool[0] != os.getpid():
+            _pool[0] = os.getpid()
+            _pool[1] = concurrent.futures.ThreadPoolExecutor(
+                numba.config.NUMBA_NUM_THREADS, "minitf-conv")
+        return _pool[1]
+
+
+def _direct_pays(conv):
+    """The direct loop nest beats im2col + BLAS for thin products: few input
+    channels and few outputs (tests/benchmarks/bench_cnn.py --kernels measures
+    both on the benchmark's convolutions)."""
+    return conv.k <= DIRECT_MAX_K and conv.o <= DIRECT_MAX_O
 
 
 #: The direct loop nest is used up to these patch lengths (KH*KW*C) and output
@@ -638,56 +725,31 @@ DIRECT_MAX_K, DIRECT_MAX_O = 0, 0
 
 def conv2d(x, w, strides, dilations, pads, data_format="NHWC"):
     """TF's Conv2D (see :mod:`.conv`): im2col + a matrix product per chunk of
-    images, or the direct loop nest for thin products; ``[N, OH, OW, O]``."""
+    images (or the direct loop nest for thin products); ``[N, OH, OW, O]``."""
     x = np.asarray(x)
     dtype = x.dtype
     cdtype = _conv_dtype(dtype, "Conv2D")
     xn = _nhwc_in(x, data_format, cdtype)
     w = np.ascontiguousarray(w, dtype=cdtype)
-    n, h, wd, c = xn.shape
-    kh, kw, _, o = w.shape
-    sh, sw = strides
-    dh, dw = dilations
-    pt, pb, pl, pr = pads
-    oh = _out_len(h, kh, sh, dh, pt, pb)
-    ow = _out_len(wd, kw, sw, dw, pl, pr)
-    k = kh * kw * c
-    y = np.zeros((n, oh, ow, o), cdtype)
-    if y.size and k:
-        if _direct_pays(n, oh, ow, k, o):
-            parallel = y.size * k >= PARALLEL_MIN_SIZE
+    conv = _Convolution(xn.shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
+                        tuple(dilations), tuple(pads), cdtype)
+    y = np.zeros((conv.n, conv.oh, conv.ow, conv.o), cdtype)
+    if y.size and conv.k:
+        if _direct_pays(conv):
+            parallel = y.size * conv.k >= PARALLEL_MIN_SIZE
             kernel = jit_kernel(_conv.conv_direct_kernel, _conv.direct_signature, (cdtype,),
                                 fastmath={"contract"})
+            (sh, sw), (dh, dw), (pt, _, pl, _) = strides, dilations, pads
             _call(kernel, parallel, xn, w, sh, sw, dh, dw, pt, pl, y, parallel)
         else:
-            w2 = w.reshape(k, o)
-            for n0, cols in _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
-                rows = cols.shape[0]
-                _gemm(cols, w2, y[n0:n0 + rows // (oh * ow)].reshape(rows, o))
+            flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
+            w2 = w.reshape(conv.k, conv.o)
+            y2 = y.reshape(-1, conv.o)
+
+            def work(n0, m, buffer):
+                _gemm(conv.im2col(flat, n0, m, buffer), w2, y2[conv.rows(n0, m)])
+            conv.run(work)
     return _nhwc_out(y, data_format, dtype)
-
-
-def _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
-    """``(first image, cols)`` for each chunk of images; ``cols`` is reused."""
-    n, h, w, c = xn.shape
-    sh, sw = strides
-    dh, dw = dilations
-    pt, _, pl, _ = pads
-    k = kh * kw * c
-    if kh == kw == 1 and sh == sw == 1 and pt == pl == 0 and oh == h and ow == w:
-        yield 0, xn.reshape(n * h * w, c)          # a 1x1 convolution is a product
-        return
-    per = _image_chunk(n, oh * ow, k)
-    buffer = np.empty((per * oh * ow, k), xn.dtype)
-    flat = xn.reshape(n, h, w * c)
-    kernel = jit_kernel(_conv.im2col_kernel, _conv.im2col_signature, (xn.dtype,))
-    for n0 in range(0, n, per):
-        m = min(per, n - n0)
-        cols = buffer[:m * oh * ow]
-        parallel = cols.size >= PARALLEL_MIN_SIZE
-        _call(kernel, parallel, flat, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols,
-              parallel)
-        yield n0, cols
 
 
 def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_format="NHWC"):
@@ -698,49 +760,43 @@ def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_for
     cdtype = _conv_dtype(dtype, "Conv2DBackpropInput")
     g = _nhwc_in(dy, data_format, cdtype)
     w = np.ascontiguousarray(w, dtype=cdtype)
-    n, h, wd, c = _nhwc_dims(input_shape, data_format)
-    kh, kw, _, o = w.shape
-    oh, ow = g.shape[1:3]
-    k = kh * kw * c
-    dx = np.zeros((n, h, wd, c), cdtype)
-    if dx.size and g.size and k:
-        w2 = w.reshape(k, o)
-        sh, sw = strides
-        dh, dw = dilations
-        pt, _, pl, _ = pads
-        per = _image_chunk(n, oh * ow, k)
-        buffer = np.empty((per * oh * ow, k), cdtype)
-        flat = dx.reshape(n, h, wd * c)
-        kernel = jit_kernel(_conv.col2im_kernel, _conv.col2im_signature, (cdtype,))
-        for n0 in range(0, n, per):
-            m = min(per, n - n0)
-            dcols = _gemm(g[n0:n0 + m].reshape(m * oh * ow, o), w2, buffer[:m * oh * ow],
+    shape = _nhwc_dims(input_shape, data_format)
+    conv = _Convolution(shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
+                        tuple(dilations), tuple(pads), cdtype)
+    dx = np.zeros(shape, cdtype)
+    if dx.size and g.size and conv.k:
+        w2 = w.reshape(conv.k, conv.o)
+        g2 = g.reshape(-1, conv.o)
+        flat = dx.reshape(conv.n, conv.h, conv.w * conv.c)
+
+        def work(n0, m, buffer):
+            dcols = _gemm(g2[conv.rows(n0, m)], w2, buffer[:m * conv.rows_per_image],
                           transpose_b=True)
-            parallel = m > 1 and dcols.size >= PARALLEL_MIN_SIZE
-            _call(kernel, parallel, dcols, c, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0,
-                  flat, parallel)
+            conv.col2im(dcols, n0, flat)
+        conv.run(work)
     return _nhwc_out(dx, data_format, dtype)
 
 
 def conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads, data_format="NHWC"):
-    """TF's Conv2DBackpropFilter: ``dw += cols.T @ dy`` over the chunks of images."""
+    """TF's Conv2DBackpropFilter: ``dw = sum over chunks of cols.T @ dy``."""
     dy = np.asarray(dy)
     dtype = dy.dtype
     cdtype = _conv_dtype(dtype, "Conv2DBackpropFilter")
     xn = _nhwc_in(x, data_format, cdtype)
     g = _nhwc_in(dy, data_format, cdtype)
     kh, kw, c, o = (int(d) for d in filter_shape)
-    oh, ow = g.shape[1:3]
-    k = kh * kw * c
-    dw = np.zeros((k, o), cdtype)
-    if xn.size and g.size and k:
-        part = np.empty((k, o), cdtype)
-        for n0, cols in _im2col_chunks(xn, kh, kw, strides, dilations, pads, oh, ow):
-            rows = cols.shape[0]
-            m = rows // (oh * ow)
-            _gemm(cols, g[n0:n0 + m].reshape(rows, o), part if n0 else dw, transpose_a=True)
-            if n0:
-                dw += part
+    conv = _Convolution(xn.shape, kh, kw, o, tuple(strides), tuple(dilations), tuple(pads),
+                        cdtype)
+    dw = np.zeros((conv.k, o), cdtype)
+    if xn.size and g.size and conv.k:
+        flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
+        g2 = g.reshape(-1, o)
+
+        def work(n0, m, buffer):
+            return _gemm(conv.im2col(flat, n0, m, buffer), g2[conv.rows(n0, m)],
+                         np.empty((conv.k, o), cdtype), transpose_a=True)
+        for part in conv.run(work):
+            dw += part
     return dw.reshape(kh, kw, c, o).astype(dtype, copy=False)
 
 
@@ -784,8 +840,7 @@ def max_pool_grad(x, y, dy, ksize, strides, pads, data_format="NHWC"):
         kernel = jit_kernel(_conv.max_pool_grad_kernel, _conv.max_grad_signature,
                             (cdtype, cdtype))
         _call(kernel, parallel, xn, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
-              pads[2], dx, np.empty((n, c), cdtype), np.empty((n, c), np.int64),
-              np.empty((n, c), np.int64), parallel)
+              pads[2], dx, np.empty((n, c), cdtype), np.empty((n, c), np.int32), parallel)
     return _nhwc_out(dx, data_format, dtype)
 
 

@@ -258,7 +258,7 @@ def max_pool_kernel(x, kh, kw, sh, sw, pt, pl, lowest, y, parallel):
 
 
 @numba.njit(inline="always")
-def _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, where_r, where_s):
+def _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, winner):
     H, W, C = x.shape[1], x.shape[2], x.shape[3]
     for p in range(dy.shape[1]):
         r0 = max(p * sh - pt, 0)
@@ -269,41 +269,45 @@ def _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, where_r, where_s
             first = x[n, r0, s0]
             for c in range(C):
                 best[c] = first[c]
-                where_r[c] = r0
-                where_s[c] = s0
+                winner[c] = 0
+            cell = 0
             for r in range(r0, r1):
                 for s in range(s0, s1):
                     xr = x[n, r, s]
-                    for c in range(C):
-                        if best[c] < xr[c]:
-                            best[c] = xr[c]
-                            where_r[c] = r
-                            where_s[c] = s
+                    for c in range(C):          # branch-free, so that it vectorizes
+                        take = best[c] < xr[c]
+                        best[c] = xr[c] if take else best[c]
+                        winner[c] = cell if take else winner[c]
+                    cell += 1
             g = dy[n, p, q]
-            for c in range(C):
-                dx[n, where_r[c], where_s[c], c] += g[c]
+            cell = 0
+            for r in range(r0, r1):
+                for s in range(s0, s1):
+                    out = dx[n, r, s]
+                    for c in range(C):
+                        out[c] += g[c] if winner[c] == cell else 0
+                    cell += 1
 
 
-def max_pool_grad_kernel(x, dy, kh, kw, sh, sw, pt, pl, dx, best, where_r, where_s,
-                         parallel):
+def max_pool_grad_kernel(x, dy, kh, kw, sh, sw, pt, pl, dx, best, winner, parallel):
     """TF's MaxPoolGrad: each window's gradient to the element that won it, found
     again from ``x``: the first element of the window, replaced by any later one
-    that is strictly greater (ties go to the first, as in TF). Windows overlap,
-    so the parallel items are images; ``best``/``where_*`` are per-image scratch
-    rows ``[N, C]``::
+    that is strictly greater (ties go to the first, as in TF). Both passes over
+    a window run across the channels, so they vectorize; windows overlap, so
+    the parallel items are images (``best``/``winner``: scratch rows ``[N, C]``)::
 
         for n in prange(N):
-            for p, q: winner[:] = first cell;  for each cell: if best < x: winner = cell
-                      dx[n, winner, :] += dy[n, p, q, :]
+            for p, q:
+                winner[:] = 0;  best[:] = x[first cell]
+                for each cell k:  if best < x[cell]: best, winner = x[cell], k
+                for each cell k:  dx[n, cell, :] += dy[n, p, q, :] where winner == k
     """
     if parallel:
         for n in prange(x.shape[0]):
-            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], where_r[n],
-                            where_s[n])
+            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], winner[n])
     else:
         for n in range(x.shape[0]):
-            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], where_r[n],
-                            where_s[n])
+            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], winner[n])
 
 
 @numba.njit(inline="always")
@@ -387,8 +391,7 @@ def max_grad_signature(np_dtype, grad_dtype):
     g = numba.from_dtype(grad_dtype)
     i = numba.int64
     return numba.void(readonly(np_dtype, 4), readonly(grad_dtype, 4), i, i, i, i, i, i,
-                      g[:, :, :, ::1], t[:, ::1], numba.int64[:, ::1], numba.int64[:, ::1],
-                      numba.boolean)
+                      g[:, :, :, ::1], t[:, ::1], numba.int32[:, ::1], numba.boolean)
 
 
 def avg_signature(np_dtype):
