@@ -487,3 +487,12 @@ def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, is_
     f32 = np.float32
     return (_from_nhwc(dx.reshape(shape).astype(dtype), data_format), dscale.astype(f32),
             doffset.astype(f32))
+
+
+def bias_add(value, bias, data_format="NHWC"):
+    """``value + bias`` along the channel axis (the last, or axis 1 for NCHW)."""
+    value = np.asarray(value)
+    b = _compute(np.asarray(bias))
+    if data_format == "NCHW":
+        b = b.reshape((-1,) + (1,) * (value.ndim - 2))
+    return np.asarray(_compute(value) + b).astype(value.dtype)

@@ -58,7 +58,7 @@ __all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
            "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
            "apply_adagrad", "apply_rms_prop", "apply_adam", "conv2d", "conv2d_backprop_input",
            "conv2d_backprop_filter", "max_pool", "max_pool_grad", "avg_pool", "avg_pool_grad",
-           "fused_batch_norm", "fused_batch_norm_grad", "PARALLEL_MIN_SIZE"]
+           "fused_batch_norm", "fused_batch_norm_grad", "bias_add", "PARALLEL_MIN_SIZE"]
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
@@ -980,3 +980,29 @@ def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, is_
         dx = _affine(g, a, np.zeros(channels), shape, data_format, dtype)
     f32 = np.float32
     return dx, dscale.astype(f32), doffset.astype(f32)
+
+
+# ----------------------------------------------------------------- BiasAdd ----
+def bias_add(value, bias, data_format="NHWC"):
+    """``value + bias`` along the channel axis (the last, or axis 1 for NCHW): one
+    pass, parallel over rows (or over (image, channel) planes) for large inputs.
+    Half types add in float32 and round once (the exact sum, correctly rounded)."""
+    value = np.asarray(value)
+    dtype = value.dtype
+    cdtype = _conv_dtype(dtype, "BiasAdd")
+    x = np.ascontiguousarray(value, dtype=cdtype)
+    b = np.ascontiguousarray(bias, dtype=cdtype)
+    out = np.empty(x.shape, cdtype)
+    parallel = x.size >= PARALLEL_MIN_SIZE
+    if x.size:
+        if data_format == "NCHW":
+            x3 = x.reshape(x.shape[0], x.shape[1], -1)
+            kernel = jit_kernel(_conv.bias_planes_kernel, _conv.bias_planes_signature,
+                                (cdtype,))
+            _call(kernel, parallel, x3, b, out.reshape(x3.shape), parallel)
+        else:
+            rows = x.reshape(-1, x.shape[-1])
+            kernel = jit_kernel(_conv.bias_rows_kernel, _conv.bias_rows_signature, (cdtype,))
+            with np.errstate(all="ignore"):
+                _call(kernel, parallel, rows, b, out.reshape(rows.shape), parallel)
+    return out.astype(dtype, copy=False)

@@ -531,3 +531,54 @@ def bn_backprop_signature(np_dtype):
     t = numba.from_dtype(np_dtype)
     return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 2), readonly(np_dtype, 1),
                       readonly(np_dtype, 1), readonly(np_dtype, 1), t[:, ::1], numba.boolean)
+
+
+# -- BiasAdd ---------------------------------------------------------------------------------
+def bias_rows_kernel(x, b, y, parallel):
+    """Channels last: ``y[r, c] = x[r, c] + b[c]`` over rows ``[R, C]``::
+
+        for r in prange(R): y[r, :] = x[r, :] + b
+    """
+    if parallel:
+        for r in prange(x.shape[0]):
+            _bias_row(x[r], b, y[r])
+    else:
+        for r in range(x.shape[0]):
+            _bias_row(x[r], b, y[r])
+
+
+@numba.njit(inline="always")
+def _bias_row(xr, b, yr):
+    for c in range(xr.size):
+        yr[c] = xr[c] + b[c]
+
+
+def bias_planes_kernel(x, b, y, parallel):
+    """Channels first: ``y[n, c, k] = x[n, c, k] + b[c]`` over ``[N, C, H*W]``::
+
+        for (n, c) in prange(N * C): y[n, c, :] = x[n, c, :] + b[c]
+    """
+    C = x.shape[1]
+    if parallel:
+        for item in prange(x.shape[0] * C):
+            _bias_plane(x[item // C, item % C], b[item % C], y[item // C, item % C])
+    else:
+        for item in range(x.shape[0] * C):
+            _bias_plane(x[item // C, item % C], b[item % C], y[item // C, item % C])
+
+
+@numba.njit(inline="always")
+def _bias_plane(xp, bc, yp):
+    for k in range(xp.size):
+        yp[k] = xp[k] + bc
+
+
+def bias_rows_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 1), t[:, ::1], numba.boolean)
+
+
+def bias_planes_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(readonly(np_dtype, 3), readonly(np_dtype, 1), t[:, :, ::1],
+                      numba.boolean)

@@ -40,6 +40,7 @@ from minitf.kernels.cuda import matmul as _mm
 from minitf.kernels.cuda import nn as _nn
 from minitf.kernels.cuda import optimizers as _opt
 from minitf.kernels.cuda import reductions as _red
+from minitf.ops.math_ops import ADD_V2
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _F32 = np.dtype(np.float32)
@@ -660,3 +661,13 @@ def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, is_
         _conv.bn_apply_kernel[_one_thread_each(dx.size)](
             _flat(dd), _flat(dx_), xs, _flat(dx), a, b, d, c, h * w, w, dx.size)
     return dx, _f32(dscale), _f32(sum_dy)
+
+
+# -- BiasAdd --------------------------------------------------------------------------------------
+def bias_add(value, bias, data_format="NHWC"):
+    """``value + bias`` along the channel axis: the broadcasting AddV2 kernel, with the
+    bias seen as ``[C, 1, 1]`` for NCHW."""
+    dv, db = _dev(value), _dev(bias)
+    if data_format == "NCHW":
+        db = db.reshape((db.size,) + (1,) * (dv.ndim - 2))
+    return binary(ADD_V2, dv, db)
