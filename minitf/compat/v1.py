@@ -274,6 +274,8 @@ nn.max_pool = _conv_ops.max_pool
 nn.max_pool2d = _conv_ops.max_pool2d
 nn.avg_pool = _conv_ops.avg_pool
 nn.avg_pool2d = _conv_ops.avg_pool2d
+nn.max_pool_v2 = _conv_ops.max_pool2d        # TF's N-D versions: minitf pools 2-D inputs
+nn.avg_pool_v2 = _conv_ops.avg_pool2d
 nn.fused_batch_norm = _batch_norm_ops.fused_batch_norm
 nn.batch_normalization = _batch_norm_ops.batch_normalization
 

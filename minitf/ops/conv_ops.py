@@ -87,12 +87,12 @@ def _layout(n, h, w, c, fmt):
     return [n, c, h, w] if fmt == "NCHW" else [n, h, w, c]
 
 
-def _explicit_pairs(op, fmt):
-    pads = list(op.get_attr("explicit_paddings")) if "explicit_paddings" in op._attrs else []
-    if not pads:
+def _explicit_pairs(flat, fmt):
+    """``((top, bottom), (left, right))`` from the 8-list of ``explicit_paddings``."""
+    if not flat:
         return (0, 0), (0, 0)
     h, w, _ = _spatial(fmt)
-    return (pads[2 * h], pads[2 * h + 1]), (pads[2 * w], pads[2 * w + 1])
+    return (flat[2 * h], flat[2 * h + 1]), (flat[2 * w], flat[2 * w + 1])
 
 
 def _check_on_device(ctx, op, fmt, exc, message):
@@ -210,7 +210,7 @@ def _padding(padding, fmt, op_name, explicit_allowed=True):
 def _conv_attrs(op):
     fmt = op.get_attr("data_format")
     return (fmt, _pair(op.get_attr("strides"), fmt), _pair(op.get_attr("dilations"), fmt),
-            op.get_attr("padding"), _explicit_pairs(op, fmt))
+            op.get_attr("padding"), _explicit_pairs(list(op.get_attr("explicit_paddings")), fmt))
 
 
 def _check_conv_strides(op):
@@ -683,13 +683,6 @@ def _conv_attr_dict(dt, strides, padding, explicit, fmt, dilations, use_cudnn_on
             "dilations": dilations}
 
 
-def _explicit_pair_list(explicit, fmt):
-    if not explicit:
-        return (0, 0), (0, 0)
-    h, w, _ = _spatial(fmt)
-    return (explicit[2 * h], explicit[2 * h + 1]), (explicit[2 * w], explicit[2 * w + 1])
-
-
 def conv2d(input, filter=None, strides=None, padding=None, use_cudnn_on_gpu=True,  # noqa: A002
            data_format="NHWC", dilations=None, name=None, filters=None):
     """A 2-D convolution of ``input`` ``[N, H, W, C]`` with ``filter`` ``[KH, KW, C, O]``
@@ -752,7 +745,7 @@ def _conv_shape(x, w, attrs, scope, row):
                 % (dims[3], fd[2], dims[3]))
     strides = _pair(attrs["strides"], fmt)
     dil = _pair(attrs["dilations"], fmt)
-    eh, ew = _explicit_pair_list(attrs["explicit_paddings"], fmt)
+    eh, ew = _explicit_pairs(attrs["explicit_paddings"], fmt)
     padding = attrs["padding"]
     oh = _static_out(dims[1], fd[0], strides[0], dil[0], padding, eh, scope, row, attrs, inputs)
     ow = _static_out(dims[2], fd[1], strides[1], dil[1], padding, ew, scope, row, attrs, inputs)

@@ -250,3 +250,27 @@ def test_small_im2col_chunks_give_the_same_answers(monkeypatch):
     for g, w_ in zip(got, want):
         np.testing.assert_allclose(g, w_, rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(want[0], ref.conv2d(x, w, *geometry), atol=1e-5)
+
+
+def test_convolution_chunks_obey_the_kernel_thread_budget(monkeypatch):
+    """intra_op_parallelism_threads=1: the chunks run on the calling thread only."""
+    import threading
+
+    from minitf.kernels import threads
+    seen = set()
+    original = cpu._gemm
+
+    def spy(*args, **kwargs):
+        seen.add(threading.get_ident())
+        return original(*args, **kwargs)
+    monkeypatch.setattr(cpu, "_gemm", spy)
+    monkeypatch.setattr(cpu, "COLS_PER_CHUNK", 2000)
+    x, w = images((8, 12, 12, 3)), images((3, 3, 3, 8), 1)
+    geometry = ((1, 1), (1, 1), (1, 1, 1, 1))
+    try:
+        threads.set_kernel_threads(1)
+        got = cpu.conv2d(x, w, *geometry)
+    finally:
+        threads.set_kernel_threads(0)
+    assert seen == {threading.get_ident()}
+    np.testing.assert_allclose(got, ref.conv2d(x, w, *geometry), atol=1e-5)
