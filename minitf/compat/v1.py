@@ -36,6 +36,8 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import reduction_ops as _reduction_ops
 from minitf.ops import nn_ops as _nn_ops
+from minitf.ops import conv_ops as _conv_ops
+from minitf.ops import batch_norm_ops as _batch_norm_ops
 from minitf.ops import random_ops as _random_ops
 from minitf.ops import clip_ops as _clip_ops
 from minitf.ops import debug_ops as _debug_ops
@@ -261,7 +263,8 @@ def executing_eagerly():
 
 
 # -- sub-namespaces ------------------------------------------------------------------------------
-nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations and losses.")
+nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations, losses, "
+                        "convolutions, pooling, batch normalization.")
 nn.relu = _nn_ops.relu
 nn.sigmoid = _nn_ops.sigmoid
 nn.tanh = _nn_ops.tanh
@@ -283,6 +286,18 @@ nn.bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
 nn.rnn_cell = _types.ModuleType("minitf.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell: RNN cells.")
 for _name in _rnn_cell.__all__:
     setattr(nn.rnn_cell, _name, getattr(_rnn_cell, _name))
+nn.conv2d = _conv_ops.conv2d
+nn.conv2d_transpose = _conv_ops.conv2d_transpose
+nn.conv2d_backprop_input = _conv_ops.conv2d_backprop_input
+nn.conv2d_backprop_filter = _conv_ops.conv2d_backprop_filter
+nn.max_pool = _conv_ops.max_pool
+nn.max_pool2d = _conv_ops.max_pool2d
+nn.avg_pool = _conv_ops.avg_pool
+nn.avg_pool2d = _conv_ops.avg_pool2d
+nn.max_pool_v2 = _conv_ops.max_pool2d        # TF's N-D versions: minitf pools 2-D inputs
+nn.avg_pool_v2 = _conv_ops.avg_pool2d
+nn.fused_batch_norm = _batch_norm_ops.fused_batch_norm
+nn.batch_normalization = _batch_norm_ops.batch_normalization
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",

@@ -10,6 +10,8 @@ runs, the kernel, the gradient...) next to the functions a program calls:
 * :mod:`.reduction_ops`    -- ``reduce_sum`` & co., ``argmax``/``argmin``
 * :mod:`.array_ops`        -- shapes, slices, stacking, ``where``, ``one_hot``...
 * :mod:`.nn_ops`           -- ``relu``, the softmax family, dropout...
+* :mod:`.conv_ops`         -- ``conv2d``, ``max_pool``, ``avg_pool`` and their gradients
+* :mod:`.batch_norm_ops`   -- ``fused_batch_norm`` (FusedBatchNormV3), ``batch_normalization``
 * :mod:`.variables`        -- ``tf.Variable``, ``assign``, the variable buffer
 * :mod:`.random_ops`       -- random numbers and TF's seed rules
 * :mod:`.control_flow_ops` -- ``group``, ``tuple``, ``tf.cond`` (Switch/Merge)
@@ -30,8 +32,9 @@ kernel registry (``minitf/kernels/registry.py``) is built from it.
 :mod:`.gradients` walks the graph backwards using each row's gradient.
 """
 
-from minitf.ops import (accumulator_ops, array_ops, compression_ops, control_flow_ops,  # noqa
-                        core, data_flow_ops, debug_ops, elementwise, gradients, io_ops,
-                        iterator_ops, math_ops, nn_ops, random_ops, reduction_ops,
-                        save_restore_ops, sendrecv_ops, stack_ops, summary_ops,
-                        tensor_array_ops, training_ops, variables, while_loop)
+from minitf.ops import (accumulator_ops, array_ops, batch_norm_ops,  # noqa
+                        compression_ops, control_flow_ops, conv_ops, core, data_flow_ops,
+                        debug_ops, elementwise, gradients, io_ops, iterator_ops, math_ops,
+                        nn_ops, random_ops, reduction_ops, save_restore_ops, sendrecv_ops,
+                        stack_ops, summary_ops, tensor_array_ops, training_ops, variables,
+                        while_loop)

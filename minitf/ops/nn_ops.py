@@ -1,4 +1,4 @@
-"""``tf.nn``: activations, softmax and the cross-entropy losses.
+"""``tf.nn``: activations, softmax and the cross-entropy losses, ``bias_add``.
 
 ``Relu`` is an elementwise row (see ``elementwise.py``); the softmax family
 works on rows of the last axis, and its kernels call the backend's
@@ -15,7 +15,7 @@ from minitf.framework.tensor_shape import TensorShape, as_shape
 from minitf.ops import array_ops, math_ops, random_ops, reduction_ops
 from minitf.ops.core import (FLOAT_TYPES, NUMBER_TYPES, check_dtype, constant,
                              convert_to_tensor, make_op, name_scope)
-from minitf.ops.elementwise import BIG, FLOAT_NAMES, unary_op
+from minitf.ops.elementwise import BIG, FLOAT_NAMES, NUMBER_NAMES, unary_op
 
 sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
@@ -233,25 +233,6 @@ def l2_loss(t, name=None):
         return math_ops.multiply(reduction_ops.reduce_sum(math_ops.square(t)), 0.5, name=scope)
 
 
-def bias_add(value, bias, data_format=None, name=None):
-    """``value + bias`` with ``bias`` a vector over the last dimension of ``value``."""
-    with name_scope(name, "BiasAdd", [value, bias]) as scope:
-        value = convert_to_tensor(value, name="input")
-        bias = convert_to_tensor(bias, dtype=value.dtype, name="bias")
-        if bias.shape.ndims is not None and bias.shape.ndims != 1:
-            raise ValueError("Shape must be rank 1 but is rank %d for '{{node %s}}'"
-                             % (bias.shape.ndims, scope[:-1]))
-        if value.shape.ndims is not None and value.shape.ndims < 2:
-            raise ValueError("Shape must be at least rank 2 but is rank %d for '{{node %s}}'"
-                             % (value.shape.ndims, scope[:-1]))
-        last, n = value.shape[-1].value if value.shape.ndims else None, \
-            bias.shape[0].value if bias.shape.ndims else None
-        if last is not None and n is not None and last != n:
-            raise ValueError("Dimensions must be equal, but are %d and %d for '{{node %s}}'"
-                             % (last, n, scope[:-1]))
-        return math_ops.add(value, bias, name=scope)
-
-
 def leaky_relu(features, alpha=0.2, name=None):
     """``max(alpha * x, x)``: a ReLU that lets a little of the negative side through."""
     with name_scope(name, "LeakyRelu", [features]) as scope:
@@ -381,3 +362,134 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
         square_sum = reduction_ops.reduce_sum(math_ops.square(x), axis, keepdims=True)
         inv_norm = math_ops.rsqrt(math_ops.maximum(square_sum, epsilon))
         return math_ops.multiply(x, inv_norm, name=scope)
+
+
+# -- BiasAdd: a vector added along the channel axis -----------------------------------------
+def _channel_axis(fmt, ndim):
+    return 1 if fmt == "NCHW" else ndim - 1
+
+
+def _bias_add_kernel(op, backend):
+    add = backend.bias_add
+    fmt = op.get_attr("data_format")
+
+    def compute(ctx, inputs):
+        value, bias = inputs
+        if value.ndim < 2 or (fmt == "NCHW" and value.ndim < 3):
+            raise errors.InvalidArgumentError(
+                None, None, "Input tensor must be at least rank %d: %s"
+                % (3 if fmt == "NCHW" else 2, list(value.shape)))
+        if bias.ndim != 1:
+            raise errors.InvalidArgumentError(None, None, "Biases must be 1D: %s"
+                                              % list(bias.shape))
+        axis = _channel_axis(fmt, value.ndim)
+        if value.shape[axis] != bias.shape[0]:
+            raise errors.InvalidArgumentError(
+                None, None, "Must provide as many biases as the channel dimension of the "
+                "input tensor: %s vs. %s" % (list(bias.shape), list(value.shape)))
+        return [add(value, bias, fmt)]
+    return compute
+
+
+def _bias_add_grad(op, grad):
+    return [grad, bias_add_grad(grad, data_format=op.get_attr("data_format"))]
+
+
+def _bias_add_grad_kernel(op, backend):
+    reduce_ = backend.reduce
+    fmt = op.get_attr("data_format")
+
+    def compute(ctx, inputs):
+        g, = inputs
+        axis = _channel_axis(fmt, g.ndim)
+        return [reduce_("sum", g, tuple(a for a in range(g.ndim) if a != axis), False)]
+    return compute
+
+
+def _bias_add_grad_grad(op, grad):
+    """The gradient of BiasAddGrad: ``grad`` spread back over every position."""
+    g = op.inputs[0]
+    fmt = op.get_attr("data_format")
+    if fmt == "NCHW":
+        if g.shape.ndims is None:
+            raise ValueError("the second derivative of bias_add needs inputs of known rank")
+        grad = array_ops.reshape(grad, [-1] + [1] * (g.shape.ndims - 2))
+    return [array_ops.zeros_like(g) + grad]
+
+
+def _bias_examples(dtype):
+    def values(shape, k=0):
+        v = ((np.arange(int(np.prod(shape))) * 3 + k) % 7 - 3).reshape(shape)
+        return v.astype(np.float32).astype(dtype) if dtype != "float64" else v.astype(dtype)
+    return [([values((2, 3)), values((3,), 1)], lambda v, b: bias_add(v, b)),
+            ([values((2, 4, 3, 5)), values((5,), 2)], lambda v, b: bias_add(v, b)),
+            ([values((2, 3, 4, 2)), values((3,), 2)],
+             lambda v, b: bias_add(v, b, data_format="NCHW")),
+            ([values((BIG // 32, 32)), values((32,), 1)], lambda v, b: bias_add(v, b))]
+
+
+def _bias_grad_examples(dtype):
+    def values(shape):
+        v = ((np.arange(int(np.prod(shape))) * 5) % 9 - 4).reshape(shape)
+        return v.astype(np.float32).astype(dtype) if dtype != "float64" else v.astype(dtype)
+    return [([values((4, 3))], lambda g: bias_add_grad(g)),
+            ([values((2, 3, 4, 2))], lambda g: bias_add_grad(g, data_format="NCHW")),
+            ([values((BIG // 16, 16))], lambda g: bias_add_grad(g))]
+
+
+BIAS_ADD = declare(OpDef(
+    "BiasAdd", inputs=("value", "bias"), attrs=("T", "data_format"), gradient=_bias_add_grad,
+    devices={"CPU": NUMBER_NAMES, "GPU": FLOAT_NAMES}, kernel=_bias_add_kernel,
+    kernel_reads=BACKEND, examples=_bias_examples))
+BIAS_ADD_GRAD = declare(OpDef(
+    "BiasAddGrad", inputs=("out_backprop",), attrs=("T", "data_format"),
+    gradient=_bias_add_grad_grad, devices={"CPU": NUMBER_NAMES, "GPU": FLOAT_NAMES},
+    kernel=_bias_add_grad_kernel, kernel_reads=BACKEND, examples=_bias_grad_examples))
+
+
+def _bias_format(data_format):
+    fmt = data_format.decode() if isinstance(data_format, bytes) else (data_format or "NHWC")
+    if fmt not in ("NHWC", "NCHW", "N..C", "NC.."):
+        raise ValueError("minitf's bias_add takes data_format 'NHWC' or 'NCHW', not %r"
+                         % (data_format,))
+    return "NCHW" if fmt.startswith("NC") else "NHWC"
+
+
+def bias_add(value, bias, data_format=None, name=None):
+    """``value + bias`` with ``bias`` a vector along the channel axis of ``value``: the
+    last one (``data_format`` None or ``"NHWC"``), or axis 1 for ``"NCHW"``; one
+    ``BiasAdd`` op, as TF makes it. Its gradient for ``bias`` (``BiasAddGrad``)
+    sums the incoming gradient over every axis but the channels."""
+    fmt = _bias_format(data_format)
+    with name_scope(name, "BiasAdd", [value, bias]) as scope:
+        value = convert_to_tensor(value, name="input")
+        bias = convert_to_tensor(bias, dtype=value.dtype.base_dtype, name="bias")
+        check_dtype(value, NUMBER_TYPES, arg="value")
+        if bias.shape.ndims is not None and bias.shape.ndims != 1:
+            raise ValueError("Shape must be rank 1 but is rank %d for '{{node %s}}'"
+                             % (bias.shape.ndims, scope[:-1]))
+        rank = value.shape.ndims
+        if rank is not None and rank < (3 if fmt == "NCHW" else 2):
+            raise ValueError("Shape must be at least rank %d but is rank %d for '{{node %s}}'"
+                             % (3 if fmt == "NCHW" else 2, rank, scope[:-1]))
+        if rank is not None and bias.shape.ndims == 1:
+            c, n = value.shape[_channel_axis(fmt, rank)].value, bias.shape[0].value
+            if c is not None and n is not None and c != n:
+                raise ValueError("Dimensions must be equal, but are %d and %d for '{{node "
+                                 "%s}}'" % (c, n, scope[:-1]))
+        dt = value.dtype.base_dtype
+        op = make_op(BIAS_ADD, [value, bias], [dt], [value.shape], name=scope,
+                     attrs={"T": dt, "data_format": fmt})
+    return op.outputs[0]
+
+
+def bias_add_grad(out_backprop, data_format="NHWC", name=None):
+    """``BiasAddGrad``: ``out_backprop`` summed over every axis but the channels."""
+    fmt = _bias_format(data_format)
+    g = convert_to_tensor(out_backprop, name="out_backprop")
+    rank = g.shape.ndims
+    channels = None if rank is None else g.shape[_channel_axis(fmt, rank)].value
+    op = make_op(BIAS_ADD_GRAD, [g], [g.dtype.base_dtype], [TensorShape([channels])],
+                 name=name or "BiasAddGrad",
+                 attrs={"T": g.dtype.base_dtype, "data_format": fmt})
+    return op.outputs[0]
