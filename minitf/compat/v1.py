@@ -30,6 +30,11 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
                                TextLineReader, WholeFileReader, decode_csv, read_file,
                                string_to_number)
 from minitf.ops import math_ops as _math_ops
+from minitf.ops import special_math_ops as _special
+from minitf.ops import scan_ops as _scan_ops
+from minitf.ops import sort_ops as _sort_ops
+from minitf.ops import linalg_ops as _linalg_ops
+from minitf.ops import embedding_ops as _embedding_ops
 from minitf.ops import reduction_ops as _reduction_ops
 from minitf.ops import nn_ops as _nn_ops
 from minitf.ops import random_ops as _random_ops
@@ -70,6 +75,10 @@ rank = _array_ops.rank
 expand_dims = _array_ops.expand_dims
 squeeze = _array_ops.squeeze
 where = _array_ops.where
+gather_nd = _array_ops.gather_nd
+scatter_nd = _array_ops.scatter_nd
+boolean_mask = _array_ops.boolean_mask
+sequence_mask = _array_ops.sequence_mask
 
 add = _math_ops.add
 subtract = _math_ops.subtract
@@ -113,6 +122,35 @@ logical_or = _math_ops.logical_or
 logical_not = _math_ops.logical_not
 add_n = _math_ops.add_n
 matmul = _math_ops.matmul
+div = _math_ops.div
+truncatediv = _math_ops.truncatediv
+truncatemod = _math_ops.truncatemod
+div_no_nan = _math_ops.div_no_nan
+for _name in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh",
+              "acosh", "atanh", "expm1", "log1p", "rint", "erf", "erfc", "lgamma", "digamma",
+              "polygamma", "zeta"):
+    globals()[_name] = getattr(_special, _name)
+cumsum = _scan_ops.cumsum
+cumprod = _scan_ops.cumprod
+sort = _sort_ops.sort
+argsort = _sort_ops.argsort
+eye = _linalg_ops.eye
+trace = _linalg_ops.trace
+tensordot = _linalg_ops.tensordot
+einsum = _linalg_ops.einsum
+matrix_transpose = _linalg_ops.matrix_transpose
+matrix_inverse = _linalg_ops.matrix_inverse
+matrix_determinant = _linalg_ops.matrix_determinant
+cholesky = _linalg_ops.cholesky
+matrix_solve = _linalg_ops.matrix_solve
+matrix_triangular_solve = _linalg_ops.matrix_triangular_solve
+matrix_diag = _linalg_ops.matrix_diag
+matrix_diag_part = _linalg_ops.matrix_diag_part
+matrix_set_diag = _linalg_ops.matrix_set_diag
+matrix_band_part = _linalg_ops.matrix_band_part
+dynamic_partition = _embedding_ops.dynamic_partition
+dynamic_stitch = _embedding_ops.dynamic_stitch
+parallel_dynamic_stitch = _embedding_ops.parallel_dynamic_stitch
 reduce_sum = _reduction_ops.reduce_sum
 reduce_mean = _reduction_ops.reduce_mean
 reduce_max = _reduction_ops.reduce_max
@@ -263,6 +301,17 @@ nn.leaky_relu = _nn_ops.leaky_relu
 nn.dropout = _nn_ops.dropout
 nn.moments = _nn_ops.moments
 nn.l2_normalize = _nn_ops.l2_normalize
+nn.top_k = _sort_ops.top_k
+nn.in_top_k = _sort_ops.in_top_k
+nn.relu6 = _nn_ops.relu6
+nn.elu = _nn_ops.elu
+nn.selu = _nn_ops.selu
+nn.softplus = _nn_ops.softplus
+nn.softsign = _nn_ops.softsign
+nn.xw_plus_b = _nn_ops.xw_plus_b
+nn.weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
+nn.embedding_lookup = _embedding_ops.embedding_lookup
+nn.dynamic_partition = _embedding_ops.dynamic_partition
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
@@ -271,9 +320,39 @@ for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "f
               "sigmoid", "equal", "not_equal", "less", "less_equal", "greater",
               "greater_equal", "logical_and", "logical_or", "logical_not", "add_n",
               "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
-              "reduce_all", "reduce_any", "argmax", "argmin"):
+              "reduce_all", "reduce_any", "argmax", "argmin", "sin", "cos", "tan", "asin",
+              "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
+              "log1p", "rint", "erf", "erfc", "lgamma", "digamma", "polygamma", "zeta",
+              "truncatediv", "truncatemod", "realdiv", "cumsum", "cumprod", "reduce_logsumexp",
+              "count_nonzero", "mod"):
     setattr(math, _name, globals()[_name])
 math.pow = pow
+math.divide_no_nan = div_no_nan
+math.top_k = _sort_ops.top_k
+math.softplus = _nn_ops.softplus
+math.softsign = _nn_ops.softsign
+math.in_top_k = _sort_ops.in_top_k
+
+linalg = _types.ModuleType("minitf.compat.v1.linalg", "tf.linalg: matrices and their algebra.")
+linalg.matmul = matmul
+linalg.inv = matrix_inverse
+linalg.det = matrix_determinant
+linalg.cholesky = cholesky
+linalg.solve = matrix_solve
+linalg.triangular_solve = matrix_triangular_solve
+linalg.diag = matrix_diag
+linalg.diag_part = matrix_diag_part
+linalg.set_diag = matrix_set_diag
+linalg.band_part = matrix_band_part
+linalg.eye = eye
+linalg.trace = trace
+linalg.tensordot = tensordot
+linalg.einsum = einsum
+linalg.matrix_transpose = matrix_transpose
+linalg.transpose = matrix_transpose
+linalg.adjoint = matrix_transpose
+linalg.l2_normalize = _nn_ops.l2_normalize
+linalg.global_norm = global_norm
 
 dtypes = _dtypes
 resource = _dtypes.resource
