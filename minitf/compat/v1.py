@@ -19,7 +19,7 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
-from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
+from minitf import layers, losses, metrics  # noqa: F401  (tf.layers, tf.losses, tf.metrics)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401
 from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: F401
@@ -192,6 +192,9 @@ initialize_local_variables = _variables.initialize_local_variables
 report_uninitialized_variables = _variables.report_uninitialized_variables
 
 Print = _debug_ops.Print
+Assert = _debug_ops.Assert
+assert_greater_equal = _debug_ops.assert_greater_equal
+assert_less_equal = _debug_ops.assert_less_equal
 check_numerics = _debug_ops.check_numerics
 is_nan = _debug_ops.is_nan
 is_inf = _debug_ops.is_inf

@@ -318,8 +318,13 @@ def _variable_behind(op, i, after):
 
 
 def prune(fetches, targets, fed):
-    """The set of ops needed to compute ``fetches`` and run ``targets``."""
+    """The set of ops needed to compute ``fetches`` and run ``targets``.
+
+    An op whose every output is fed is replaced by the feed: a control
+    dependency on it (``control_dependencies([placeholder])``) is satisfied
+    without running it, as in TF."""
     needed = set()
+    replaced = {t.op for t in fed if all(o in fed for o in t.op._outputs)}
     stack = [t.op for t in fetches if t not in fed] + list(targets)
     while stack:
         op = stack.pop()
@@ -329,5 +334,5 @@ def prune(fetches, targets, fed):
         for t in op._inputs:
             if t not in fed:
                 stack.append(t.op)
-        stack.extend(op._control_inputs)
+        stack.extend(c for c in op._control_inputs if c not in replaced)
     return needed
