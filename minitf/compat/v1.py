@@ -423,6 +423,8 @@ _TRAIN_LAZY = {
         "exponential_decay", "piecewise_constant")},
     "ClusterSpec": "minitf.distributed.cluster_spec",
     "Server": "minitf.distributed.server",
+    "Supervisor": "minitf.train.supervisor",
+    "SessionManager": "minitf.train.session_manager",
 }
 
 
@@ -449,5 +451,11 @@ io.read_file = read_file
 strings = _types.ModuleType("minitf.compat.v1.strings", "tf.strings")
 strings.to_number = string_to_number
 from minitf import data  # noqa: E402,F401  (tf.data)
+from minitf import app as _app  # noqa: E402
+
+app = _types.ModuleType("minitf.compat.v1.app", "tf.app: flags and run(main).")
+app.flags = _app.flags
+app.run = _app.run
+flags = _app.flags
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))
