@@ -244,7 +244,7 @@ is_finite = _float_test(IS_FINITE)
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802  (TF's name)
     """An op that fails the step with ``data``'s values unless ``condition`` is True."""
-    with name_scope(name, "Assert", [condition] + list(data)) as scope:
+    with name_scope(name, "Assert", [condition] + list(data)):
         c = convert_to_tensor(condition, name="Condition")
         if c.dtype.base_dtype != dtypes.bool:
             raise TypeError("Assert's condition must be a bool tensor, got %s" % c.dtype.name)

@@ -27,8 +27,8 @@ from minitf.framework import dtypes, errors
 from minitf.framework.op_def import ANY_DTYPE, BACKEND, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops import array_ops, math_ops, reduction_ops
-from minitf.ops.core import (CONST, FLOAT_TYPES, NUMBER_TYPES, check_dtype, constant,
-                             convert_to_tensor, make_op, name_scope, shape_str)
+from minitf.ops.core import (CONST, FLOAT_TYPES, NUMBER_TYPES, check_dtype, convert_to_tensor,
+                             make_op, name_scope, shape_str)
 
 _LAPACK = ("float32", "float64")
 
@@ -675,7 +675,7 @@ def einsum(equation, *inputs, **kwargs):
     name = kwargs.pop("name", None)
     if kwargs:
         raise TypeError("Invalid keyword arguments for einsum: %s" % ", ".join(kwargs))
-    with name_scope(name, "einsum", list(inputs)) as scope:
+    with name_scope(name, "einsum", list(inputs)):
         xs = [convert_to_tensor(x, name="inputs") for x in inputs]
         ins, out = parse_equation(equation, len(xs))
         dt = xs[0].dtype.base_dtype

@@ -161,7 +161,7 @@ def in_top_k(predictions, targets, k, name=None):
     """bool per example: is ``targets[i]`` among the ``k`` largest of
     ``predictions[i]``? (Ties count in the target's favour; a row with a
     non-finite prediction is False.)"""
-    with name_scope(name, "in_top_k", [predictions, targets]) as scope:
+    with name_scope(name, "in_top_k", [predictions, targets]):
         p = convert_to_tensor(predictions, name="predictions")
         if p.dtype.base_dtype != dtypes.float32:
             raise TypeError("Value passed to parameter 'predictions' has DataType %s not in "

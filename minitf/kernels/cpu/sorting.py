@@ -29,7 +29,8 @@ from minitf.kernels.cpu.reductions import readonly
 
 def top_k_signature(dtype):
     t = numba.from_dtype(dtype)
-    return numba.void(readonly(dtype, 2), numba.int64, t[:, ::1], numba.int32[:, ::1], numba.boolean)
+    return numba.void(readonly(dtype, 2), numba.int64, t[:, ::1], numba.int32[:, ::1],
+                      numba.boolean)
 
 
 @numba.njit(inline="always")

@@ -128,9 +128,9 @@ with tf.Session() as sess:
                    if "not invertible" in line or "does not index into" in line][:1])
 try:
     tf.nn.top_k(x, 5)
-except ValueError as e:
+except ValueError:
     print("top_k k=5 of 4 columns: ValueError")
 try:
     tf.einsum("ij,jk->ik", m, m)
-except ValueError as e:
+except ValueError:
     print("einsum of mismatched dimensions: ValueError")
