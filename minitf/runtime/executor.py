@@ -40,7 +40,7 @@ import queue
 import time
 
 from minitf.framework import errors
-from minitf.framework.op_def import DEAD
+from minitf.framework.op_def import DEAD, NOTHING
 from minitf.kernels import registry
 from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
 from minitf.runtime import constant_folding, copies, deadness, fusion
@@ -123,9 +123,10 @@ class Plan:
                 raise annotate(e, op)
             refs = set(row.ref_inputs)
             inputs = [slot_of[t] for t in op._inputs]
-            for i in refs:
-                if i < len(inputs) and op._inputs[i].op.type in VALUE_OUTPUT_OPS:
-                    inputs[i] = slot_of[_variable_behind(op, i, after)]
+            if row.kernel_reads != NOTHING:    # (Switch/Merge route the value as it is)
+                for i in refs:
+                    if i < len(inputs) and op._inputs[i].op.type in VALUE_OUTPUT_OPS:
+                        inputs[i] = slot_of[_variable_behind(op, i, after)]
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
             self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
