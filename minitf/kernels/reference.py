@@ -91,6 +91,51 @@ def reduce(kind, x, axes, keepdims):
     return np.asarray(r).astype(x.dtype)
 
 
+def cumulative(x, axis, product, exclusive, reverse):
+    """np.cumsum / np.cumprod along ``axis``; ``reverse`` flips before and after,
+    ``exclusive`` shifts the totals by one (the first becomes 0 or 1)."""
+    x = np.asarray(x)
+    xc = _compute(x)
+    if reverse:
+        xc = np.flip(xc, axis)
+    with np.errstate(all="ignore"):
+        r = np.cumprod(xc, axis=axis) if product else np.cumsum(xc, axis=axis)
+    if exclusive:
+        first = np.full_like(np.take(r, [0], axis=axis), 1 if product else 0)
+        r = np.concatenate([first, np.delete(r, -1, axis=axis)], axis=axis)
+    if reverse:
+        r = np.flip(r, axis)
+    return np.ascontiguousarray(r).astype(x.dtype)
+
+
+def top_k(x, k):
+    """The ``k`` largest per row: a lexicographic sort on (-value, index), NaN first."""
+    x = np.asarray(x)
+    xc = _compute(x)
+    n = x.shape[-1]
+    rows = xc.reshape(-1, n)
+    key = -rows.astype(np.float64)
+    if xc.dtype.kind == "f":
+        key = np.where(np.isnan(rows), -np.inf, key)
+    index = np.broadcast_to(np.arange(n), rows.shape)
+    order = np.lexsort((index, key), axis=-1)[:, :k].astype(np.int32)
+    values = np.take_along_axis(rows, order, axis=-1)
+    shape = x.shape[:-1] + (k,)
+    return values.reshape(shape).astype(x.dtype), order.reshape(shape)
+
+
+def in_top_k(predictions, targets, k):
+    """TF's InTopK: the target's prediction has fewer than ``k`` strictly larger
+    ones in its row, and the whole row is finite."""
+    p = np.asarray(predictions, np.float32)
+    t = np.asarray(targets)
+    out = np.zeros(t.shape[0], np.bool_)
+    for r in range(t.shape[0]):
+        if 0 <= t[r] < p.shape[1] and np.isfinite(p[r]).all():
+            out[r] = np.sum(p[r] > p[r, t[r]]) < k
+    return out
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False):
     """``a @ b`` (2-D, or batched with broadcast leading dims)."""
     a, b = np.asarray(a), np.asarray(b)
@@ -145,6 +190,58 @@ def argmax(x, axis, out_np_dtype):
 def argmin(x, axis, out_np_dtype):
     """Index of the first smallest value along ``axis``."""
     return _arg(np.argmin, x, axis, out_np_dtype)
+
+
+def matrix_inverse(x, adjoint=False):
+    a = _compute(x).astype(np.float64)
+    if adjoint:
+        a = np.swapaxes(a, -1, -2)
+    try:
+        return np.linalg.inv(a).astype(np.asarray(x).dtype)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError(None, None, "Input is not invertible.") from None
+
+
+def matrix_determinant(x):
+    return np.asarray(np.linalg.det(_compute(x).astype(np.float64))).astype(np.asarray(x).dtype)
+
+
+def cholesky(x):
+    """Each matrix on its own; NaN in the lower triangle where it is not
+    positive definite (TF's answer)."""
+    a = _compute(x).astype(np.float64)
+    n = a.shape[-1]
+    flat = a.reshape(-1, n, n)
+    out = np.empty_like(flat)
+    for t in range(flat.shape[0]):
+        try:
+            out[t] = np.linalg.cholesky(flat[t])
+        except np.linalg.LinAlgError:
+            out[t] = np.where(np.tri(n, dtype=bool), np.nan, 0.0)
+    return out.reshape(a.shape).astype(np.asarray(x).dtype)
+
+
+def matrix_solve(a, b, adjoint=False):
+    m = _compute(a).astype(np.float64)
+    if adjoint:
+        m = np.swapaxes(m, -1, -2)
+    try:
+        return np.linalg.solve(m, _compute(b).astype(np.float64)).astype(np.asarray(a).dtype)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError(None, None, "Input matrix is not invertible.") from None
+
+
+def triangular_solve(a, b, lower=True, adjoint=False):
+    """np.linalg.solve on the triangle alone (the other one zeroed)."""
+    m = _compute(a).astype(np.float64)
+    m = np.tril(m) if lower else np.triu(m)
+    if adjoint:
+        m = np.swapaxes(m, -1, -2)
+    return np.linalg.solve(m, _compute(b).astype(np.float64)).astype(np.asarray(a).dtype)
+
+
+def permute(x, perm):
+    return np.array(np.transpose(np.asarray(x), perm), order="C")   # (0-d stays 0-d)
 
 
 def log_softmax(logits):

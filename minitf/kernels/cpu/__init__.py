@@ -12,7 +12,11 @@ loop nests themselves live in one module per family:
 * :mod:`.vector_math` -- exp/log/tanh/sigmoid from arithmetic the compiler
   vectorizes, and the array loop that applies them;
 * :mod:`.reductions`  -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
+* :mod:`.scans`       -- Cumsum/Cumprod, running totals over ``x[A, K, B]``;
+* :mod:`.sorting`     -- TopKV2 and InTopKV2 over the rows of ``x[R, N]``;
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
+* :mod:`.linalg`      -- triangular solves (inverse, det, Cholesky, solve: LAPACK
+  via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
 * :mod:`.optimizers`  -- the Apply* updates of the optimizers, in place;
 * :mod:`.philox`, :mod:`.random_fill` -- TF's Philox4x32-10 and its
@@ -47,8 +51,9 @@ import numba
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import (conv as _conv, elementwise, matmul as _matmul, nn as _nn,
-                                reductions as _reduce, vector_math)
+from minitf.kernels.cpu import (conv as _conv, elementwise, linalg as _linalg,
+                                matmul as _matmul, nn as _nn, reductions as _reduce,
+                                scans as _scans, sorting as _sorting, vector_math)
 from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
                                            apply_gradient_descent, apply_momentum,
                                            apply_rms_prop)
@@ -57,7 +62,9 @@ from minitf.kernels.threads import kernel_threads, use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
-__all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
+__all__ = ["unary", "binary", "reduce", "cumulative", "top_k", "in_top_k", "matmul",
+           "matrix_inverse", "matrix_determinant", "cholesky", "matrix_solve",
+           "triangular_solve", "permute", "add_n", "cast", "select",
            "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
            "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
            "apply_adagrad", "apply_rms_prop", "apply_adam", "random_stream",
@@ -444,6 +451,66 @@ def argmin(x, axis, out_np_dtype):
     return _arg_reduce(False, x, axis, out_np_dtype)
 
 
+# ------------------------------------------------------------------ scans ----
+
+def cumulative(x, axis, product, exclusive, reverse):
+    """Running sums (``product``: products) of ``x`` along ``axis``, TF's Cumsum
+    and Cumprod; see :mod:`.scans` for the loop nest. Half types scan in
+    float32 and round each result once."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _compute_dtype(dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu Cumsum/Cumprod does not support dtype %s" % dtype)
+    shape = x.shape
+    A, K, B = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+    x3 = np.ascontiguousarray(x, dtype=cdtype).reshape(A, K, B)
+    out = np.empty_like(x3)
+    parallel = x3.size >= PARALLEL_MIN_SIZE and A > 1
+    kernel = jit_kernel(_scans.scan_kernel, _scans.scan_signature, (cdtype,))
+    with np.errstate(all="ignore"):
+        _call(kernel, parallel, x3, out, cdtype.type(1 if product else 0), product,
+              exclusive, reverse, parallel)
+    return out.reshape(shape).astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------- sorting ----
+
+def top_k(x, k):
+    """``(values, indices)``: the ``k`` largest entries of each row (last axis)
+    of ``x``, largest first, ties by lower index (:mod:`.sorting`)."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _compute_dtype(dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu TopKV2 does not support dtype %s" % dtype)
+    shape = x.shape
+    n = shape[-1]
+    rows = math.prod(shape[:-1])
+    x2 = np.ascontiguousarray(x, dtype=cdtype).reshape(rows, n)
+    values = np.empty((rows, k), cdtype)
+    indices = np.empty((rows, k), np.int32)
+    if rows and k:
+        parallel = x2.size >= PARALLEL_MIN_SIZE and rows > 1
+        kernel = jit_kernel(_sorting.top_k_kernel, _sorting.top_k_signature, (cdtype,))
+        _call(kernel, parallel, x2, k, values, indices, parallel)
+    out_shape = shape[:-1] + (k,)
+    return values.reshape(out_shape).astype(dtype, copy=False), indices.reshape(out_shape)
+
+
+def in_top_k(predictions, targets, k):
+    """Per row of the float32 ``predictions[R, N]``: is class ``targets[r]``
+    among the ``k`` largest (fewer than ``k`` strictly larger, all finite)?"""
+    predictions = np.ascontiguousarray(predictions, dtype=np.float32)
+    targets = np.ascontiguousarray(targets)
+    out = np.empty(targets.shape[0], np.bool_)
+    kernel = jit_kernel(_sorting.in_top_k_kernel, _sorting.in_top_k_signature,
+                        (targets.dtype,))
+    parallel = predictions.size >= PARALLEL_MIN_SIZE and predictions.shape[0] > 1
+    _call(kernel, parallel, predictions, targets, k, out, parallel)
+    return out
+
+
 # ----------------------------------------------------------------- matmul ----
 
 def matmul(a, b, transpose_a=False, transpose_b=False):
@@ -483,6 +550,94 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     kernel = jit_kernel(_matmul.matmul_kernel, _matmul.matmul_signature, (dtype,))
     _call(kernel, parallel, a3, b3, out, parallel)
     return out.reshape(batch + (M, N))
+
+
+# ---------------------------------------------------------- linear algebra ----
+# Inverse, determinant, Cholesky and solve call LAPACK through numpy, batched
+# over leading dimensions (as float matmul calls BLAS). Half types compute in
+# float32. LAPACK's "singular" becomes TF's InvalidArgumentError.
+
+def _lapack_input(x):
+    x = np.asarray(x)
+    cdtype = _compute_dtype(x.dtype)
+    if _NATIVE_KIND.get(cdtype) != "f":
+        raise TypeError("minitf cpu linear algebra needs a float dtype, got %s" % x.dtype)
+    return x.astype(cdtype, copy=False), x.dtype
+
+
+def matrix_inverse(x, adjoint=False):
+    """The inverse of each matrix (of its transpose with ``adjoint``)."""
+    a, dtype = _lapack_input(x)
+    if adjoint:
+        a = np.swapaxes(a, -1, -2)
+    try:
+        return np.linalg.inv(a).astype(dtype, copy=False)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError(None, None, "Input is not invertible.") from None
+
+
+def matrix_determinant(x):
+    """The determinant of each matrix (LU factorisation)."""
+    a, dtype = _lapack_input(x)
+    return np.asarray(np.linalg.det(a)).astype(dtype, copy=False)
+
+
+def cholesky(x):
+    """Lower-triangular ``L`` with ``L @ L^T = x``, read from x's lower triangle.
+    A matrix that is not positive definite gets NaN in its lower triangle, as in
+    TF (which no longer raises an error for it)."""
+    a, dtype = _lapack_input(x)
+    try:
+        return np.linalg.cholesky(a).astype(dtype, copy=False)
+    except np.linalg.LinAlgError:
+        pass
+    n = a.shape[-1]
+    flat = a.reshape(-1, n, n)
+    out = np.empty_like(flat)
+    for t in range(flat.shape[0]):         # find the failing matrices one by one
+        try:
+            out[t] = np.linalg.cholesky(flat[t])
+        except np.linalg.LinAlgError:
+            out[t] = np.where(np.tri(n, dtype=bool), np.nan, 0.0)
+    return out.reshape(a.shape).astype(dtype, copy=False)
+
+
+def matrix_solve(a, b, adjoint=False):
+    """``x`` with ``a @ x = b`` (``a^T @ x = b`` with ``adjoint``), per matrix."""
+    a, dtype = _lapack_input(a)
+    b = np.asarray(b).astype(a.dtype, copy=False)
+    if adjoint:
+        a = np.swapaxes(a, -1, -2)
+    try:
+        return np.linalg.solve(a, b).astype(dtype, copy=False)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError(None, None, "Input matrix is not invertible.") from None
+
+
+def triangular_solve(a, b, lower=True, adjoint=False):
+    """``x`` with ``tri(a) @ x = b``, only ``a``'s lower (or upper) triangle read;
+    batched (:mod:`.linalg` has the loop nest)."""
+    a, dtype = _lapack_input(a)
+    b = np.asarray(b).astype(a.dtype, copy=False)
+    n, m = a.shape[-1], b.shape[-1]
+    batch = a.shape[:-2]
+    T = math.prod(batch)
+    a3 = np.ascontiguousarray(a).reshape(T, n, n)
+    b3 = np.ascontiguousarray(b).reshape(T, n, m)
+    x = np.empty_like(b3)
+    if x.size:
+        parallel = T > 1 and a3.size * m >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_linalg.triangular_solve_kernel,
+                            _linalg.triangular_solve_signature, (a.dtype,))
+        with np.errstate(all="ignore"):
+            _call(kernel, parallel, a3, b3, x, bool(lower), bool(adjoint), parallel)
+    return x.reshape(b.shape).astype(dtype, copy=False)
+
+
+def permute(x, perm):
+    """``x`` with its axes reordered, as a new contiguous array (a memory copy:
+    numpy's, at memory speed)."""
+    return np.array(np.transpose(np.asarray(x), perm), order="C")   # (0-d stays 0-d)
 
 
 # --------------------------------------------------------------- softmax ----

@@ -7,7 +7,10 @@ and thread/block layouts are explained in one module per family:
 
 * :mod:`.elementwise` -- unary/binary ops with broadcasting, select, cast;
 * :mod:`.reductions`  -- tree reduction in shared memory, ArgMax/ArgMin;
+* :mod:`.scans`       -- Cumsum/Cumprod, one thread per column;
+* :mod:`.sorting`     -- TopKV2 and InTopKV2, one thread per row;
 * :mod:`.matmul`      -- tiled shared-memory matmul (batched on the grid's z);
+* :mod:`.linalg`      -- inverse, determinant, solves, Cholesky, transposes;
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
 * :mod:`.optimizers`  -- TF's Apply* updates, in place;
 * :mod:`.random`      -- TF's Philox streams and distributions (the random ops).
@@ -38,12 +41,15 @@ from minitf.kernels import is_device_array
 from minitf.kernels import random_streams as _random_streams
 from minitf.kernels.cuda import conv as _conv
 from minitf.kernels.cuda import elementwise as _ew
+from minitf.kernels.cuda import linalg as _la
 from minitf.kernels.cuda import matmul as _mm
 from minitf.kernels.cuda import nn as _nn
 from minitf.kernels.cuda import optimizers as _opt
 from minitf.kernels.cuda import random as _random
 from minitf.kernels.cuda import reductions as _red
 from minitf.ops.math_ops import ADD_V2
+from minitf.kernels.cuda import scans as _scans
+from minitf.kernels.cuda import sorting as _sorting
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _F32 = np.dtype(np.float32)
@@ -256,6 +262,49 @@ def _arg_reduce(find_max, x, axis, out_np_dtype):
         out.reshape(())
 
 
+# -- scans --------------------------------------------------------------------------------------
+def cumulative(x, axis, product, exclusive, reverse):
+    """Cumsum/Cumprod along ``axis`` (floats and int32/int64)."""
+    d = _dev(x)
+    shape = tuple(d.shape)
+    A, K, B = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+    out = cuda.device_array(shape, d.dtype)
+    if A * B and K:
+        blocks, threads = _launch(A * B)
+        _scans.scan_kernel[blocks, threads](_flat(d), _flat(out), A, K, B,
+                                            d.dtype.type(1 if product else 0), bool(product),
+                                            bool(exclusive), bool(reverse))
+    return out
+
+
+# -- sorting ------------------------------------------------------------------------------------
+def top_k(x, k):
+    """``(values, indices)`` of the ``k`` largest entries of each row."""
+    d = _dev(x)
+    shape = tuple(d.shape)
+    n = shape[-1]
+    rows = math.prod(shape[:-1])
+    values = cuda.device_array(rows * k, d.dtype)
+    indices = cuda.device_array(rows * k, np.int32)
+    if rows and k:
+        blocks, threads = _launch(rows)
+        _sorting.top_k_kernel[blocks, threads](_flat(d), rows, n, k, values, indices)
+    out_shape = shape[:-1] + (k,)
+    return values.reshape(out_shape), indices.reshape(out_shape)
+
+
+def in_top_k(predictions, targets, k):
+    """Per row: is the target class among the ``k`` largest predictions?"""
+    d = _dev(predictions)
+    t = _dev(targets)
+    rows, n = tuple(d.shape)
+    out = cuda.device_array(rows, np.bool_)
+    if rows:
+        blocks, threads = _launch(rows)
+        _sorting.in_top_k_kernel[blocks, threads](_flat(d), t, rows, n, k, out)
+    return out
+
+
 # -- matmul ---------------------------------------------------------------------------------
 def matmul(a, b, transpose_a=False, transpose_b=False):
     """``op(a) @ op(b)``, 2-D or batched. Transposes are stride swaps. Batch
@@ -294,6 +343,99 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     kernel = _mm.matmul_f32 if da.dtype == _F32 else _mm.matmul_f64
     kernel[grid, (tile, tile)](_flat(da), _flat(db), _flat(out), M, K, N, a_rs, a_cs, a_bs,
                                b_rs, b_cs, b_bs)
+    return out
+
+
+# -- linear algebra: one thread per matrix ------------------------------------------------------
+def _batch(d):
+    shape = tuple(d.shape)
+    return shape[:-2], math.prod(shape[:-2]), shape[-1]
+
+
+def _failed(failed, message):
+    if to_host(failed).any():
+        raise InvalidArgumentError(None, None, message)
+
+
+def matrix_inverse(x, adjoint=False):
+    d = _dev(x)
+    _check_float(d.dtype, "MatrixInverse")
+    _, T, n = _batch(d)
+    work = cuda.device_array(d.size, d.dtype)
+    inv = cuda.device_array(d.shape, d.dtype)
+    failed = cuda.device_array(max(T, 1), np.int32)
+    if T and n:
+        blocks, threads = _launch(T)
+        _la.inverse_kernel[blocks, threads](_flat(d), work, _flat(inv), T, n, bool(adjoint),
+                                            failed)
+        _failed(failed[:T], "Input is not invertible.")
+    return inv
+
+
+def matrix_determinant(x):
+    d = _dev(x)
+    _check_float(d.dtype, "MatrixDeterminant")
+    batch, T, n = _batch(d)
+    det = cuda.device_array(max(T, 1), d.dtype)
+    if T:
+        work = cuda.device_array(max(d.size, 1), d.dtype)
+        blocks, threads = _launch(T)
+        _la.determinant_kernel[blocks, threads](_flat(d), work, det, T, n)
+    return det[:T].reshape(batch) if batch else det[:1].reshape(())
+
+
+def cholesky(x):
+    d = _dev(x)
+    _check_float(d.dtype, "Cholesky")
+    _, T, n = _batch(d)
+    out = cuda.device_array(d.shape, d.dtype)
+    failed = cuda.device_array(max(T, 1), np.int32)
+    if T and n:
+        blocks, threads = _launch(T)
+        _la.cholesky_kernel[blocks, threads](_flat(d), _flat(out), T, n, failed)
+    return out
+
+
+def matrix_solve(a, b, adjoint=False):
+    da, db = _dev(a), _dev(b)
+    _check_float(da.dtype, "MatrixSolve")
+    _, T, n = _batch(da)
+    m = tuple(db.shape)[-1]
+    x = cuda.device_array(db.shape, da.dtype)
+    failed = cuda.device_array(max(T, 1), np.int32)
+    if T and n and m:
+        work = cuda.device_array(da.size, da.dtype)
+        blocks, threads = _launch(T)
+        _la.solve_kernel[blocks, threads](_flat(da), _flat(db), work, _flat(x), T, n, m,
+                                          bool(adjoint), failed)
+        _failed(failed[:T], "Input matrix is not invertible.")
+    return x
+
+
+def triangular_solve(a, b, lower=True, adjoint=False):
+    da, db = _dev(a), _dev(b)
+    _check_float(da.dtype, "MatrixTriangularSolve")
+    _, T, n = _batch(da)
+    m = tuple(db.shape)[-1]
+    x = cuda.device_array(db.shape, da.dtype)
+    if T and n and m:
+        blocks, threads = _launch(T)
+        _la.triangular_solve_kernel[blocks, threads](_flat(da), _flat(db), _flat(x), T, n, m,
+                                                     bool(lower), bool(adjoint))
+    return x
+
+
+def permute(x, perm):
+    """``x`` with its axes in the order ``perm``, as a new contiguous device array."""
+    d = _dev(x)
+    shape = tuple(d.shape)
+    out_shape = tuple(shape[p] for p in perm)
+    strides = [int(v) for v in np.cumprod((list(shape[1:]) + [1])[::-1])[::-1]] if shape else []
+    out = cuda.device_array(out_shape, d.dtype)
+    if out.size:
+        blocks, threads = _launch(out.size)
+        _la.permute_kernel[blocks, threads](_flat(d), _flat(out), _ints(out_shape or (1,)),
+                                            _ints([strides[p] for p in perm] or [0]))
     return out
 
 
