@@ -23,7 +23,7 @@ from minitf.ops import rnn as _rnn
 from minitf.ops import rnn_cell as _rnn_cell
 from minitf.ops import while_loop as _while_loop
 from minitf.ops import tensor_array_ops as _tensor_array_ops
-from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
+from minitf import layers, losses, metrics  # noqa: F401  (tf.layers, tf.losses, tf.metrics)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401
 from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: F401
@@ -34,8 +34,15 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
                                TextLineReader, WholeFileReader, decode_csv, read_file,
                                string_to_number)
 from minitf.ops import math_ops as _math_ops
+from minitf.ops import special_math_ops as _special
+from minitf.ops import scan_ops as _scan_ops
+from minitf.ops import sort_ops as _sort_ops
+from minitf.ops import linalg_ops as _linalg_ops
+from minitf.ops import embedding_ops as _embedding_ops
 from minitf.ops import reduction_ops as _reduction_ops
 from minitf.ops import nn_ops as _nn_ops
+from minitf.ops import conv_ops as _conv_ops
+from minitf.ops import batch_norm_ops as _batch_norm_ops
 from minitf.ops import random_ops as _random_ops
 from minitf.ops import clip_ops as _clip_ops
 from minitf.ops import debug_ops as _debug_ops
@@ -75,6 +82,10 @@ expand_dims = _array_ops.expand_dims
 squeeze = _array_ops.squeeze
 where = _array_ops.where
 where_v2 = _array_ops.where_v2
+gather_nd = _array_ops.gather_nd
+scatter_nd = _array_ops.scatter_nd
+boolean_mask = _array_ops.boolean_mask
+sequence_mask = _array_ops.sequence_mask
 
 add = _math_ops.add
 subtract = _math_ops.subtract
@@ -118,6 +129,35 @@ logical_or = _math_ops.logical_or
 logical_not = _math_ops.logical_not
 add_n = _math_ops.add_n
 matmul = _math_ops.matmul
+div = _math_ops.div
+truncatediv = _math_ops.truncatediv
+truncatemod = _math_ops.truncatemod
+div_no_nan = _math_ops.div_no_nan
+for _name in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh",
+              "acosh", "atanh", "expm1", "log1p", "rint", "erf", "erfc", "lgamma", "digamma",
+              "polygamma", "zeta"):
+    globals()[_name] = getattr(_special, _name)
+cumsum = _scan_ops.cumsum
+cumprod = _scan_ops.cumprod
+sort = _sort_ops.sort
+argsort = _sort_ops.argsort
+eye = _linalg_ops.eye
+trace = _linalg_ops.trace
+tensordot = _linalg_ops.tensordot
+einsum = _linalg_ops.einsum
+matrix_transpose = _linalg_ops.matrix_transpose
+matrix_inverse = _linalg_ops.matrix_inverse
+matrix_determinant = _linalg_ops.matrix_determinant
+cholesky = _linalg_ops.cholesky
+matrix_solve = _linalg_ops.matrix_solve
+matrix_triangular_solve = _linalg_ops.matrix_triangular_solve
+matrix_diag = _linalg_ops.matrix_diag
+matrix_diag_part = _linalg_ops.matrix_diag_part
+matrix_set_diag = _linalg_ops.matrix_set_diag
+matrix_band_part = _linalg_ops.matrix_band_part
+dynamic_partition = _embedding_ops.dynamic_partition
+dynamic_stitch = _embedding_ops.dynamic_stitch
+parallel_dynamic_stitch = _embedding_ops.parallel_dynamic_stitch
 reduce_sum = _reduction_ops.reduce_sum
 reduce_mean = _reduction_ops.reduce_mean
 reduce_max = _reduction_ops.reduce_max
@@ -168,6 +208,9 @@ initialize_local_variables = _variables.initialize_local_variables
 report_uninitialized_variables = _variables.report_uninitialized_variables
 
 Print = _debug_ops.Print
+Assert = _debug_ops.Assert
+assert_greater_equal = _debug_ops.assert_greater_equal
+assert_less_equal = _debug_ops.assert_less_equal
 check_numerics = _debug_ops.check_numerics
 is_nan = _debug_ops.is_nan
 is_inf = _debug_ops.is_inf
@@ -261,7 +304,8 @@ def executing_eagerly():
 
 
 # -- sub-namespaces ------------------------------------------------------------------------------
-nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations and losses.")
+nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations, losses, "
+                        "convolutions, pooling, batch normalization.")
 nn.relu = _nn_ops.relu
 nn.sigmoid = _nn_ops.sigmoid
 nn.tanh = _nn_ops.tanh
@@ -283,6 +327,29 @@ nn.bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
 nn.rnn_cell = _types.ModuleType("minitf.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell: RNN cells.")
 for _name in _rnn_cell.__all__:
     setattr(nn.rnn_cell, _name, getattr(_rnn_cell, _name))
+nn.conv2d = _conv_ops.conv2d
+nn.conv2d_transpose = _conv_ops.conv2d_transpose
+nn.conv2d_backprop_input = _conv_ops.conv2d_backprop_input
+nn.conv2d_backprop_filter = _conv_ops.conv2d_backprop_filter
+nn.max_pool = _conv_ops.max_pool
+nn.max_pool2d = _conv_ops.max_pool2d
+nn.avg_pool = _conv_ops.avg_pool
+nn.avg_pool2d = _conv_ops.avg_pool2d
+nn.max_pool_v2 = _conv_ops.max_pool2d        # TF's N-D versions: minitf pools 2-D inputs
+nn.avg_pool_v2 = _conv_ops.avg_pool2d
+nn.fused_batch_norm = _batch_norm_ops.fused_batch_norm
+nn.batch_normalization = _batch_norm_ops.batch_normalization
+nn.top_k = _sort_ops.top_k
+nn.in_top_k = _sort_ops.in_top_k
+nn.relu6 = _nn_ops.relu6
+nn.elu = _nn_ops.elu
+nn.selu = _nn_ops.selu
+nn.softplus = _nn_ops.softplus
+nn.softsign = _nn_ops.softsign
+nn.xw_plus_b = _nn_ops.xw_plus_b
+nn.weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
+nn.embedding_lookup = _embedding_ops.embedding_lookup
+nn.dynamic_partition = _embedding_ops.dynamic_partition
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
@@ -291,9 +358,39 @@ for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "f
               "sigmoid", "equal", "not_equal", "less", "less_equal", "greater",
               "greater_equal", "logical_and", "logical_or", "logical_not", "add_n",
               "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
-              "reduce_all", "reduce_any", "argmax", "argmin"):
+              "reduce_all", "reduce_any", "argmax", "argmin", "sin", "cos", "tan", "asin",
+              "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
+              "log1p", "rint", "erf", "erfc", "lgamma", "digamma", "polygamma", "zeta",
+              "truncatediv", "truncatemod", "realdiv", "cumsum", "cumprod", "reduce_logsumexp",
+              "count_nonzero", "mod"):
     setattr(math, _name, globals()[_name])
 math.pow = pow
+math.divide_no_nan = div_no_nan
+math.top_k = _sort_ops.top_k
+math.softplus = _nn_ops.softplus
+math.softsign = _nn_ops.softsign
+math.in_top_k = _sort_ops.in_top_k
+
+linalg = _types.ModuleType("minitf.compat.v1.linalg", "tf.linalg: matrices and their algebra.")
+linalg.matmul = matmul
+linalg.inv = matrix_inverse
+linalg.det = matrix_determinant
+linalg.cholesky = cholesky
+linalg.solve = matrix_solve
+linalg.triangular_solve = matrix_triangular_solve
+linalg.diag = matrix_diag
+linalg.diag_part = matrix_diag_part
+linalg.set_diag = matrix_set_diag
+linalg.band_part = matrix_band_part
+linalg.eye = eye
+linalg.trace = trace
+linalg.tensordot = tensordot
+linalg.einsum = einsum
+linalg.matrix_transpose = matrix_transpose
+linalg.transpose = matrix_transpose
+linalg.adjoint = matrix_transpose
+linalg.l2_normalize = _nn_ops.l2_normalize
+linalg.global_norm = global_norm
 
 dtypes = _dtypes
 resource = _dtypes.resource
@@ -372,6 +469,8 @@ _TRAIN_LAZY = {
         "exponential_decay", "piecewise_constant")},
     "ClusterSpec": "minitf.distributed.cluster_spec",
     "Server": "minitf.distributed.server",
+    "Supervisor": "minitf.train.supervisor",
+    "SessionManager": "minitf.train.session_manager",
 }
 
 
@@ -419,5 +518,11 @@ def __getattr__(name):
     from minitf.framework.protos import proto   # lazy: the tensorboard package is optional
     return getattr(proto(module), name)
 
+from minitf import app as _app  # noqa: E402
+
+app = _types.ModuleType("minitf.compat.v1.app", "tf.app: flags and run(main).")
+app.flags = _app.flags
+app.run = _app.run
+flags = _app.flags
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))

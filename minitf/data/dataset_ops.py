@@ -172,6 +172,10 @@ class Dataset:
     def make_initializable_iterator(self, shared_name=None):
         return make_initializable_iterator(self, shared_name)
 
+    def _wire_description(self):
+        """This pipeline as plain data, for an iterator op run on a server."""
+        return remote.describe(self)
+
     def __iter__(self):
         raise RuntimeError("`tf.data.Dataset` only supports Python-style iteration in eager "
                            "mode or within tf.function.")
@@ -692,3 +696,8 @@ class ZipDataset(Dataset):
                 except StopIteration:
                     return
             yield element
+
+
+# At the end, not the top: ``remote`` reads this module's classes (a pipeline's
+# wire description, for iterators in remote sessions).
+from minitf.data import remote  # noqa: E402

@@ -17,7 +17,7 @@ RunStep            session, step id, fetches/targets/feeds (names), fed tensors,
 CancelStep         session, step -> {} (Ctrl-C in the client)
 CloseSession       session -> {}
 Reset              containers -> {} (``tf.Session.reset``)
-ListDevices        deadline_ms -> the cluster's devices
+ListDevices        config, deadline_ms -> the devices its device_filters keep
 =================  ====================================================================
 
 Requests to a worker (from a master, and from peers for ``RecvTensor``):

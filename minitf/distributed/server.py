@@ -67,6 +67,12 @@ class Server:
         if protocol not in (None, "grpc"):
             raise ValueError("minitf servers speak their own protocol; use protocol=None "
                              "or 'grpc' (got %r)" % (protocol,))
+        if job_name not in cluster.jobs:
+            raise errors.InternalError(None, None, 'Job "%s" was not defined in cluster'
+                                       % job_name)
+        if int(task_index) not in cluster.task_indices(job_name):
+            raise errors.InternalError(None, None, 'Task %d was not defined in job "%s"'
+                                       % (int(task_index), job_name))
         self._cluster = cluster
         self.job_name = job_name
         self.task_index = int(task_index)
@@ -104,10 +110,11 @@ class Server:
 
     @staticmethod
     def create_local_server(config=None, start=True):
-        """A one-task server on a free loopback port (job ``local``)."""
+        """A one-task server on a free loopback port, in job ``localhost`` as in
+        TF, so its devices are named ``/job:localhost/replica:0/task:0/...``."""
         port = _free_port()
-        return Server({"local": ["localhost:%d" % port]}, job_name="local", task_index=0,
-                      config=config, start=start)
+        return Server({"localhost": ["localhost:%d" % port]}, job_name="localhost",
+                      task_index=0, config=config, start=start)
 
     def start(self):
         """Start listening (a second call does nothing)."""

@@ -40,7 +40,13 @@ def no_op(name=None):
 
 def group(*inputs, **kwargs):
     """One op that finishes when all ``inputs`` have run (a NoOp with control
-    inputs). The ``name`` keyword names it."""
+    inputs). The ``name`` keyword names it.
+
+    As in TF, the inputs are grouped by the device they asked for: inputs of
+    one device get one NoOp *on that device*, and with several devices the
+    group is a NoOp whose control inputs are one such NoOp per device (sorted
+    by device name). So grouping updates that live on different tasks waits
+    for one small message per task, not one per update."""
     name = kwargs.pop("name", None)
     if kwargs:
         raise TypeError("Unknown keyword arguments: %s" % ", ".join(kwargs))
@@ -50,20 +56,30 @@ def group(*inputs, **kwargs):
             ops.extend(x)
         else:
             ops.append(x)
-    deps = []
+    on_device = {}            # requested device -> its ops, in the order given
     for x in ops:
         op = as_operation(x)
         if op is None:
             raise TypeError("Expected tf.group() expected Tensor arguments not '%s' with type "
                             "'%s'" % (x, type(x)))
-        deps.append(op)
-    graph = deps[0].graph if deps else get_default_graph()
-    # One NoOp, placed by the placer. (TF puts it on its inputs' device when they
-    # share one, and makes a NoOp per device when they do not; doing the same
-    # would change the control signals lessons 12, 13 and 15 count.)
-    with graph.as_default(), graph.name_scope(name or "group_deps") as scope, \
-            graph.control_dependencies(deps):
-        return no_op(name=scope)
+        on_device.setdefault(op.device, []).append(op)
+    graph = ops and as_operation(ops[0]).graph or get_default_graph()
+    with graph.as_default(), name_scope(name, "group_deps", []) as scope:
+        if not on_device:
+            return no_op(name=scope)
+        if len(on_device) == 1:
+            (device, deps), = on_device.items()
+            return _no_op_after(graph, device, deps, scope)
+        per_device = [_no_op_after(graph, device, on_device[device], None)
+                      for device in sorted(on_device)]
+        with graph.control_dependencies(per_device):
+            return no_op(name=scope)
+
+
+def _no_op_after(graph, device, deps, name):
+    """A NoOp on ``device`` that runs after ``deps``."""
+    with graph.control_dependencies(deps), graph.device(device):
+        return no_op(name=name)
 
 
 def tuple_(tensors, name=None, control_inputs=None):

@@ -133,6 +133,11 @@ def _dequeue_kernel(op, backend):
 
     def compute(ctx, inputs):
         queue = inputs[0]
+        if batched and all(s is None for s in queue.shapes):
+            # Without shapes TF cannot promise that elements stack into a batch.
+            raise errors.InvalidArgumentError(
+                None, None, "%s's DequeueMany and DequeueUpTo require the components to "
+                "have specified shapes." % queue.type_name)
         n = int(inputs[1]) if batched else None
         if batched and n < 0:
             raise errors.InvalidArgumentError(None, None, "DequeueMany requested %d < 0 "
@@ -238,8 +243,17 @@ class QueueBase:
             raise ValueError("Expected %d tensors to enqueue, got %d"
                              % (len(self._dtypes), len(vals)))
         tensors = []
+        batch = None      # enqueue_many: the first dimension every component shares
         for i, (v, dt) in enumerate(zip(vals, self._dtypes)):
             t = convert_to_tensor(v, dtype=dt, name="component_%d" % i)
+            if many:
+                if t.shape.ndims == 0:
+                    raise ValueError("Shape %s must have rank at least 1" % t.shape)
+                first = t.shape[0].value if t.shape.ndims is not None else None
+                if batch is not None and first is not None and first != batch:
+                    raise ValueError("Dimensions %d and %d are not compatible"
+                                     % (batch, first))
+                batch = batch if first is None else first
             shape = self._shapes[i] if self._shapes else None
             if shape is not None:
                 got = t.shape[1:] if many and t.shape.ndims is not None else t.shape

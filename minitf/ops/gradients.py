@@ -138,13 +138,18 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     with graph.as_default(), name_scope(name, "gradients", ys + xs):
         if grad_ys is None:
             grad_ys = [None] * len(ys)
+        elif not isinstance(grad_ys, (list, tuple)):
+            grad_ys = [grad_ys]         # one tensor for one y, as TF allows
+        if len(grad_ys) != len(ys):
+            raise ValueError("Length mismatch. Passed %d grad_ys for %d ys"
+                             % (len(grad_ys), len(ys)))
         grads = {}  # tensor -> list of gradient contributions
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            if not y.dtype.base_dtype.is_floating:
+                # An integer (or bool, string) y has no gradient: nothing flows
+                # back from it, so every x it alone reaches gets None, as in TF.
+                continue
             if gy is None:
-                if not y.dtype.base_dtype.is_floating:
-                    raise TypeError("Gradients of %s are not defined: %s has dtype %s "
-                                    "(only float tensors are differentiable)"
-                                    % (y.name, y.name, y.dtype.base_dtype.name))
                 gy = array_ops.ones_like(y, name="grad_ys_%d" % i)
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)

@@ -152,7 +152,20 @@ def _write(ctx, ref, value):
         allocator.alias_variable(ref, ref._buffer)
 
 
+def _snapshot(value):
+    """``value`` as the output of an assign: the value written, which nothing may
+    change later. A read-only *view* may look into another variable's buffer
+    (``v.assign(w)``), which a later step may overwrite, so it is copied; any
+    other array is already immutable for the rest of the step."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable and value.base is not None:
+        return value.copy()
+    return value
+
+
 def _assign_kernel(op, backend):
+    """Write ``value`` into the variable. The output is the value written, not a
+    reference read later: so ``sess.run(v.assign(x))`` and every op that reads
+    the output see exactly this write, even while other threads write too."""
     validate = op.get_attr("validate_shape")
     shape_text = array_ops.shape_text
 
@@ -169,7 +182,7 @@ def _assign_kernel(op, backend):
                     None, None, "Assign requires shapes of both tensors to match. lhs shape= "
                     "%s rhs shape= %s" % (shape_text(ref.shape), list(value.shape)))
             _write(ctx, ref, value)
-        return [ref]
+        return [_snapshot(value)]
     return compute
 
 
@@ -181,7 +194,13 @@ ASSIGN = declare(OpDef(
 
 def _update_kernel(row):
     """AssignAdd / AssignSub: ``ref = ref + delta`` (``row``: math_ops' add or sub row),
-    under the variable's lock so that concurrent updates never lose one."""
+    under the variable's lock so that concurrent updates never lose one.
+
+    The output is the new value computed under the lock (a fresh array), so
+    three threads running ``counter.assign_add(1)`` each get a different count:
+    a reference read after the lock is released could already show another
+    thread's add (TF's output is such a reference, so it is usually but not
+    always distinct)."""
     def kernel(op, backend):
         binary = backend.binary
 
@@ -193,11 +212,18 @@ def _update_kernel(row):
                     raise errors.InvalidArgumentError(
                         None, None, "Must have the same shape: %s vs %s" % (
                             list(old.shape), list(delta.shape)))
-                _write(ctx, ref, binary(row, old, delta))
-            return [ref]
+                new = binary(row, old, delta)
+                _write(ctx, ref, new)
+            return [new]
         return compute
     return kernel
 
+
+#: The op types whose output is the value they wrote rather than a reference
+#: (see ``_assign_kernel``). An op that takes such an output *as a reference*
+#: (``tf.assign(v.assign(1.0), 2.0)``) is wired by the executor to the
+#: variable itself, after the assign.
+VALUE_OUTPUT_OPS = frozenset({"Assign", "AssignAdd", "AssignSub"})
 
 ASSIGN_ADD = declare(OpDef(
     "AssignAdd", inputs=("ref", "value"), attrs=("T", "use_locking"),

@@ -40,9 +40,9 @@ import queue
 import time
 
 from minitf.framework import errors
-from minitf.framework.op_def import DEAD
+from minitf.framework.op_def import DEAD, NOTHING
 from minitf.kernels import registry
-from minitf.ops.variables import VariableResource, read_ref
+from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
 from minitf.runtime import constant_folding, copies, deadness, frames, fusion
 from minitf.runtime.node import Node, annotate
 from minitf.runtime.step import KernelContext
@@ -84,6 +84,7 @@ class Plan:
         order = sorted(needed, key=lambda o: o._id)
 
         slot_of = {}
+        after = {}     # op -> assigns it must follow (see _variable_behind)
         n = 0
         for t in self.feeds:
             slot_of[t] = n
@@ -110,6 +111,10 @@ class Plan:
                 raise annotate(e, op)
             refs = set(row.ref_inputs)
             inputs = [slot_of[t] for t in op._inputs]
+            if row.kernel_reads != NOTHING:    # (Switch/Merge route the value as it is)
+                for i in refs:
+                    if i < len(inputs) and op._inputs[i].op.type in VALUE_OUTPUT_OPS:
+                        inputs[i] = slot_of[_variable_behind(op, i, after)]
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
             self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
@@ -142,6 +147,7 @@ class Plan:
             for op in _ops_of(s):
                 controls.update(index_of[c] for c in getattr(op, "_control_inputs", ())
                                 if c in index_of)
+                controls.update(index_of[c] for c in after.get(op, ()) if c in index_of)
             controls.discard(i)
             s.control_preds = tuple(sorted(controls))
             preds |= controls
@@ -373,9 +379,27 @@ class Plan:
         return run.run_pooled(submit, DEADLINE_GRACE)
 
 
+def _variable_behind(op, i, after):
+    """The variable whose assign produced ``op``'s ref input ``i``.
+
+    An assign outputs the value it wrote (see ``minitf/ops/variables.py``), so
+    an op that takes it as a *reference* is given the variable itself, and
+    runs after the assign (recorded in ``after``) as it would in TF."""
+    t = op._inputs[i]
+    while t.op.type in VALUE_OUTPUT_OPS:
+        after.setdefault(op, []).append(t.op)
+        t = t.op._inputs[0]
+    return t
+
+
 def prune(fetches, targets, fed):
-    """The set of ops needed to compute ``fetches`` and run ``targets``."""
+    """The set of ops needed to compute ``fetches`` and run ``targets``.
+
+    An op whose every output is fed is replaced by the feed: a control
+    dependency on it (``control_dependencies([placeholder])``) is satisfied
+    without running it, as in TF."""
     needed = set()
+    replaced = {t.op for t in fed if all(o in fed for o in t.op._outputs)}
     stack = [t.op for t in fetches if t not in fed] + list(targets)
     while stack:
         op = stack.pop()
@@ -385,5 +409,5 @@ def prune(fetches, targets, fed):
         for t in op._inputs:
             if t not in fed:
                 stack.append(t.op)
-        stack.extend(op._control_inputs)
+        stack.extend(c for c in op._control_inputs if c not in replaced)
     return needed

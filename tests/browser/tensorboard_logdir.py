@@ -1,6 +1,6 @@
 """A TensorBoard log directory written by minitf: one ps and two workers.
 
-The graph is lesson 8's last section: the variables on ``/job:ps/task:0``,
+The graph is lesson 9's last section: the variables on ``/job:ps/task:0``,
 one tower of the model on each worker (in-graph replication), the averaged
 gradients applied on the ps. Twenty steps write a ``loss`` scalar each; step
 5 is traced (``FULL_TRACE``) and written with ``add_run_metadata`` under the

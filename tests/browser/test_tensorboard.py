@@ -13,7 +13,7 @@ the DOM the browser built:
 * the Scalars dashboard plots the ``mse`` scalar: a line through 20 points.
 
 Screenshots go to ``tests/browser/artifacts/``; the graph's, cropped, is the
-picture lesson 8 shows (a cell attachment) to readers without a live
+picture lesson 9 shows (a cell attachment) to readers without a live
 TensorBoard. The server is stopped in teardown.
 """
 

@@ -430,9 +430,9 @@ def test_server_def_has_tfs_fields():
     from minitf.distributed.server import Server
     server = Server.create_local_server(start=False)
     sd = server.server_def
-    assert (sd.job_name, sd.task_index, sd.protocol) == ("local", 0, "grpc")
+    assert (sd.job_name, sd.task_index, sd.protocol) == ("localhost", 0, "grpc")   # TF: job localhost
     assert sd.cluster == server._cluster.as_cluster_def()
-    assert ClusterSpec(sd.cluster).task_address("local", 0) == server.address
+    assert ClusterSpec(sd.cluster).task_address("localhost", 0) == server.address
     server.stop()
 
 
