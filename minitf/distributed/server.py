@@ -242,7 +242,14 @@ class Server:
                 except OSError:
                     return
                 try:
-                    reply, out = self.dispatch(header, tensors)
+                    result = self.dispatch(header, tensors)
+                    if isinstance(result, protocol.Streamed):
+                        for reply, out in result.frames:
+                            wire.send_frame(conn, reply, out)
+                        continue
+                    reply, out = result
+                except OSError:
+                    return
                 except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
                     if not isinstance(e, errors.OpError):
                         _log("minitf server %s: %s while handling %s: %s"

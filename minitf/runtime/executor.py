@@ -36,6 +36,7 @@ An op whose input is *dead* (the untaken branch of a ``tf.cond``, see
 ``deadness.py``) is not run: its outputs are marked dead instead.
 """
 
+import collections
 import queue
 import time
 
@@ -163,6 +164,9 @@ class Plan:
         self.may_be_dead = any(op.op_def is not None and op.op_def.makes_dead
                                for s in self.nodes for op in _ops_of(s))
         self.devices = sorted({s.device.name for s in self.nodes})
+        per_device = collections.Counter(s.device.name for s in self.nodes)
+        #: The device whose ops the dataflow executor runs in the caller's thread.
+        self.home_device = per_device.most_common(1)[0][0] if per_device else None
         self.contexts = contexts
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
         # With while loops, ops run once per iteration of their frame (frames.py).
@@ -283,60 +287,92 @@ class Plan:
                     None, None, "Timed out after running %s" % s.op.name)
 
     def _run_dataflow(self, vals, step):
+        """Ready ops first, in the caller's thread where nothing is gained by
+        handing them over.
+
+        The caller is the scheduler *and* runs every non-blocking op of the
+        plan's home device (the device with most ops) itself: handing an op
+        to a pool thread costs tens of microseconds, more than most kernels.
+        Blocking ops (a dequeue, a receive) go to the blocking pool, so
+        they never hold up the rest; ops of the other devices go to the
+        inter-op pool, so devices overlap. A finished pool op comes back
+        through ``done``; the caller waits there only when nothing is ready.
+        """
+        nodes = self.nodes
         pool, blocking_pool = self._pools.get()
         done = queue.SimpleQueue()
         contexts = {name: self._context(s.device, step)
-                    for name, s in {s.device.name: s for s in self.nodes}.items()}
-        pending = [s.n_preds for s in self.nodes]
-        remaining = len(self.nodes)
-        dead = [False] * len(self.nodes)
+                    for name, s in {s.device.name: s for s in nodes}.items()}
+        pending = [s.n_preds for s in nodes]
+        remaining = len(nodes)
+        dead = [False] * len(nodes)
+        run_one = self._run_one
+        home = self.home_device
+        ready = collections.deque(i for i, s in enumerate(nodes) if s.n_preds == 0)
+        cancelled = step.cancelled
+
+        def check(s):
+            if cancelled.is_set():
+                raise errors.CancelledError(None, None, "Step was cancelled")
+            if step.deadline is not None and time.monotonic() > step.deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, "Timed out before %s could start" % s.op.name)
 
         def work(i):
-            s = self.nodes[i]
+            s = nodes[i]
             try:
-                if step.cancelled.is_set():
-                    raise errors.CancelledError(None, None, "Step was cancelled")
-                if step.deadline is not None and time.monotonic() > step.deadline:
-                    raise errors.DeadlineExceededError(
-                        None, None, "Timed out before %s could start" % s.op.name)
-                self._run_one(i, vals, contexts[s.device.name], dead)
+                check(s)
+                run_one(i, vals, contexts[s.device.name], dead)
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))
 
-        def submit(i):
-            (blocking_pool if self.nodes[i].blocking else pool).submit(work, i)
-
-        for i, s in enumerate(self.nodes):
-            if s.n_preds == 0:
-                submit(i)
-        while remaining:
-            # Blocking ops watch the deadline themselves and fail cleanly (a
-            # dequeue puts back what it took). The scheduler only gives up on
-            # its own if an op ignores the deadline for DEADLINE_GRACE more.
-            timeout = step.time_left()
-            try:
-                if timeout is None:
-                    i, exc = done.get()
-                else:
-                    i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
-            except queue.Empty:
-                step.cancelled.set()
-                raise errors.DeadlineExceededError(
-                    None, None, "Timed out waiting for the step to finish: the deadline "
-                    "passed while ops were still running or blocked (%d not done)"
-                    % remaining) from None
-            remaining -= 1
-            if exc is not None:
-                # Cancel the rest: blocking kernels watch this flag; ops not yet
-                # started see it and stop. Their late results are discarded.
-                step.cancelled.set()
-                raise exc
-            for j in self.nodes[i].successors:
-                pending[j] -= 1
-                if pending[j] == 0:
-                    submit(j)
-
+        try:
+            while True:
+                while ready:
+                    i = ready.popleft()
+                    s = nodes[i]
+                    if s.blocking:
+                        blocking_pool.submit(work, i)
+                        continue
+                    if s.device.name != home:
+                        pool.submit(work, i)
+                        continue
+                    check(s)
+                    run_one(i, vals, contexts[home], dead)
+                    remaining -= 1
+                    for j in s.successors:
+                        pending[j] -= 1
+                        if pending[j] == 0:
+                            ready.append(j)
+                if not remaining:
+                    return
+                # Blocking ops watch the deadline themselves and fail cleanly (a
+                # dequeue puts back what it took). The scheduler only gives up on
+                # its own if an op ignores the deadline for DEADLINE_GRACE more.
+                timeout = step.time_left()
+                try:
+                    if timeout is None:
+                        i, exc = done.get()
+                    else:
+                        i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
+                except queue.Empty:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out waiting for the step to finish: the deadline "
+                        "passed while ops were still running or blocked (%d not done)"
+                        % remaining) from None
+                if exc is not None:
+                    raise exc
+                remaining -= 1
+                for j in nodes[i].successors:
+                    pending[j] -= 1
+                    if pending[j] == 0:
+                        ready.append(j)
+        except BaseException:
+            # Cancel the rest: blocking kernels watch this flag; ops not yet
+            # started see it and stop. Their late results are discarded.
+            cancelled.set()
+            raise
 
     def _run_frames(self, vals, step):
         """A step with while loops: values per (frame, iteration), frames.py."""

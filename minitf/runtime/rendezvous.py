@@ -58,10 +58,47 @@ class Rendezvous:
                     wait = min(wait, left)
                 self._cond.wait(wait)
 
+    def recv_many(self, step_id, keys, deadline=None, cancelled=None, waiting_for=""):
+        """Take every key of ``keys`` of step ``step_id``, yielding ``(key, value)``
+        in the order they arrive (not the order asked): a key that waits for
+        its sender never holds up one that is already here."""
+        left = set(keys)
+        while left:
+            with self._cond:
+                while True:
+                    here = [k for k in left if (step_id, k) in self._items]
+                    if here:
+                        got = [(k, self._items.pop((step_id, k))) for k in here]
+                        break
+                    err = self._aborted.get(step_id)
+                    if err is not None:
+                        raise err
+                    if cancelled is not None and cancelled.is_set():
+                        raise errors.CancelledError(
+                            None, None, "Step %d was cancelled while waiting for %s"
+                            % (step_id, waiting_for or ", ".join(sorted(left))))
+                    wait = _POLL
+                    if deadline is not None:
+                        rest = deadline - time.monotonic()
+                        if rest <= 0:
+                            raise errors.DeadlineExceededError(
+                                None, None, "Timed out waiting for %s"
+                                % (waiting_for or ", ".join(sorted(left))))
+                        wait = min(wait, rest)
+                    self._cond.wait(wait)
+            for k, value in got:
+                left.discard(k)
+                yield k, value
+
     def receive(self, step, send_task, key, tensor_name):
         """What a ``_Recv`` kernel calls: the value ``send_task`` sent under ``key``
         in ``step`` (here always a local wait; a server's worker overrides this)."""
         return self.recv(step.step_id, key, step.deadline, step.cancelled, tensor_name)
+
+    def asked_micros(self, key):
+        """When the request for ``key`` left, if that was before its ``_Recv``
+        started (a stream asks for a step's tensors at once); else None."""
+        return None
 
     def abort(self, step_id, error):
         with self._cond:
