@@ -3,7 +3,7 @@
 Tensors cross tasks by *pulling*: a ``_Send`` puts its input in its task's
 rendezvous under a key (tensor name; source device; destination device) and
 the step id; the ``_Recv`` (see ``minitf/ops/sendrecv_ops.py``) asks for that
-key and waits until it is there. On one task that is a wait on a condition
+key and waits until it is there. On one task that is a wait on an event
 variable; across tasks the receiving worker asks the sending worker, whose
 request handler waits in *its* rendezvous and replies with the bytes (see
 :class:`minitf.distributed.worker.RemoteRendezvous`). So workers exchange
@@ -23,56 +23,56 @@ _POLL = 0.05  # seconds between checks of cancellation while waiting
 
 
 class Rendezvous:
-    """Tensors handed from ``_Send`` ops to whoever asks, keyed by (step, key)."""
+    """Tensors handed from ``_Send`` ops to whoever asks, keyed by (step, key).
+
+    A receiver that has to wait leaves an Event under each key it waits for;
+    a send sets only the events of its own key, so one arrival wakes only the
+    receivers of that tensor (not every thread waiting in the rendezvous)."""
 
     def __init__(self):
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._items = {}
+        self._waiters = {}  # (step id, key) -> [Event] of receivers waiting for it
         self._aborted = {}  # step id -> OpError, so late senders/receivers fail fast
 
     def send(self, step_id, key, value):
-        with self._cond:
+        with self._lock:
             if step_id in self._aborted:
                 return
             self._items[(step_id, key)] = value
-            self._cond.notify_all()
+            waiting = self._waiters.pop((step_id, key), None)
+        for event in waiting or ():
+            event.set()
 
     def recv(self, step_id, key, deadline=None, cancelled=None, waiting_for=""):
         """Wait for ``key`` of step ``step_id`` and take it."""
-        with self._cond:
-            while True:
-                if (step_id, key) in self._items:
-                    return self._items.pop((step_id, key))
-                err = self._aborted.get(step_id)
-                if err is not None:
-                    raise err
-                if cancelled is not None and cancelled.is_set():
-                    raise errors.CancelledError(None, None, "Step %d was cancelled while "
-                                                "waiting for %s" % (step_id, waiting_for))
-                wait = _POLL
-                if deadline is not None:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise errors.DeadlineExceededError(
-                            None, None, "Timed out waiting for %s" % (waiting_for or key))
-                    wait = min(wait, left)
-                self._cond.wait(wait)
+        for _, value in self.recv_many(step_id, (key,), deadline, cancelled,
+                                       waiting_for or key):
+            return value
 
     def recv_many(self, step_id, keys, deadline=None, cancelled=None, waiting_for=""):
         """Take every key of ``keys`` of step ``step_id``, yielding ``(key, value)``
         in the order they arrive (not the order asked): a key that waits for
         its sender never holds up one that is already here."""
         left = set(keys)
+        items = self._items
         while left:
-            with self._cond:
-                while True:
-                    here = [k for k in left if (step_id, k) in self._items]
-                    if here:
-                        got = [(k, self._items.pop((step_id, k))) for k in here]
-                        break
+            event = threading.Event()
+            with self._lock:
+                got = [(k, items.pop((step_id, k))) for k in left if (step_id, k) in items]
+                if not got:
                     err = self._aborted.get(step_id)
                     if err is not None:
                         raise err
+                    for k in left:
+                        self._waiters.setdefault((step_id, k), []).append(event)
+            if got:
+                for k, value in got:
+                    left.discard(k)
+                    yield k, value
+                continue
+            try:
+                while not event.is_set():
                     if cancelled is not None and cancelled.is_set():
                         raise errors.CancelledError(
                             None, None, "Step %d was cancelled while waiting for %s"
@@ -85,10 +85,15 @@ class Rendezvous:
                                 None, None, "Timed out waiting for %s"
                                 % (waiting_for or ", ".join(sorted(left))))
                         wait = min(wait, rest)
-                    self._cond.wait(wait)
-            for k, value in got:
-                left.discard(k)
-                yield k, value
+                    event.wait(wait)
+            finally:
+                with self._lock:
+                    for k in left:
+                        waiting = self._waiters.get((step_id, k))
+                        if waiting is not None and event in waiting:
+                            waiting.remove(event)
+                            if not waiting:
+                                del self._waiters[(step_id, k)]
 
     def receive(self, step, send_task, key, tensor_name):
         """What a ``_Recv`` kernel calls: the value ``send_task`` sent under ``key``
@@ -101,17 +106,20 @@ class Rendezvous:
         return None
 
     def abort(self, step_id, error):
-        with self._cond:
+        with self._lock:
             self._aborted[step_id] = error
             for k in [k for k in self._items if k[0] == step_id]:
                 del self._items[k]
             if len(self._aborted) > 1000:  # keep the memory of old steps bounded
                 for old in list(self._aborted)[:500]:
                     del self._aborted[old]
-            self._cond.notify_all()
+            woken = [e for k, events in self._waiters.items() if k[0] == step_id
+                     for e in events]
+        for event in woken:
+            event.set()
 
     def finish(self, step_id):
         """Drop whatever a finished step left behind (sends nobody received)."""
-        with self._cond:
+        with self._lock:
             for k in [k for k in self._items if k[0] == step_id]:
                 del self._items[k]
