@@ -518,6 +518,20 @@ def __getattr__(name):
     from minitf.framework.protos import proto   # lazy: the tensorboard package is optional
     return getattr(proto(module), name)
 
+test = _types.ModuleType("minitf.compat.v1.test", "tf.test: helpers for tests and lessons.")
+
+
+def _create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
+                          ps_config=None):
+    # lazy import, as for tf.train.Server (see _TRAIN_LAZY)
+    server = importlib.import_module("minitf.distributed.server")
+    return server.create_local_cluster(num_workers, num_ps, protocol, worker_config, ps_config)
+
+
+_create_local_cluster.__doc__ = "tf.test.create_local_cluster: see minitf.distributed.server."
+_create_local_cluster.__name__ = "create_local_cluster"
+test.create_local_cluster = _create_local_cluster
+
 from minitf import app as _app  # noqa: E402
 
 app = _types.ModuleType("minitf.compat.v1.app", "tf.app: flags and run(main).")

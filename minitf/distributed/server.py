@@ -65,8 +65,10 @@ class Server:
                 raise ValueError("Must specify an explicit `task_index`.")
             task_index = indices[0]
         if protocol not in (None, "grpc"):
-            raise ValueError("minitf servers speak their own protocol; use protocol=None "
-                             "or 'grpc' (got %r)" % (protocol,))
+            raise errors.NotFoundError(
+                None, None, "No server factory registered for protocol %r. The available "
+                "server factories are: [ GRPC_SERVER ] (minitf servers speak their own "
+                "protocol under TF's name 'grpc'; use protocol=None or 'grpc')" % (protocol,))
         if job_name not in cluster.jobs:
             raise errors.InternalError(None, None, 'Job "%s" was not defined in cluster'
                                        % job_name)
@@ -310,6 +312,31 @@ def _free_port(host="127.0.0.1"):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
+                         ps_config=None):
+    """``tf.test.create_local_cluster``: ``num_workers`` worker and ``num_ps``
+    ps servers, all started in this process on free loopback ports, as TF does.
+
+    Returns ``(worker_servers, ps_servers)``; ``tf.Session(worker_servers[0].target)``
+    runs a graph on the whole cluster. The same call works on real TF (it needs
+    the ``portpicker`` package there), which is why lessons start their
+    in-process clusters with it. Servers in one process share its cores and
+    die with it; ``minitf.distributed.LocalCluster`` starts each task as its own
+    process instead.
+    """
+    if int(num_workers) < 0 or int(num_ps) < 0:
+        raise ValueError("create_local_cluster needs num_workers >= 0 and num_ps >= 0 "
+                         "(got %r and %r)" % (num_workers, num_ps))
+    cluster = ClusterSpec({
+        "worker": ["localhost:%d" % _free_port() for _ in range(int(num_workers))],
+        "ps": ["localhost:%d" % _free_port() for _ in range(int(num_ps))]})
+    workers = [Server(cluster, job_name="worker", task_index=i, protocol=protocol,
+                      config=worker_config, start=True) for i in range(int(num_workers))]
+    ps_servers = [Server(cluster, job_name="ps", task_index=i, protocol=protocol,
+                         config=ps_config, start=True) for i in range(int(num_ps))]
+    return workers, ps_servers
 
 
 def _after_fork_in_child():
