@@ -27,7 +27,7 @@ from the graph's collections, as in TF (``init_op``: the INIT_OP collection
 or ``global_variables_initializer()``...).
 
 Summaries: the summary thread runs ``summary_op`` (default: the first op of
-the SUMMARY_OP collection) and hands the result to
+the SUMMARY_OP collection, else ``tf.summary.merge_all()``) and hands the result to
 ``summary_writer.add_summary(summary, global_step)``. As in TF, the chief's
 default writer is a ``tf.summary.FileWriter(logdir)`` (it needs the
 tensorboard package, as every event file does), and the chief writes what TF
@@ -44,6 +44,7 @@ import time
 from minitf.framework import dtypes
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.framework.protos import proto
+from minitf.ops import summary_ops
 from minitf.ops import variables as _variables
 from minitf.ops.control_flow_ops import group
 from minitf.train import graph_io, meta_graph, training_util
@@ -104,6 +105,10 @@ class Supervisor:
                     graph.add_to_collection(GraphKeys.SAVERS, saver)
             if summary_op is D:
                 summary_op = _first_in_collection(GraphKeys.SUMMARY_OP)
+                if summary_op is None:
+                    summary_op = summary_ops.merge_all()
+                    if summary_op is not None:
+                        graph.add_to_collection(GraphKeys.SUMMARY_OP, summary_op)
             if global_step is D:
                 global_step = _first_in_collection(GraphKeys.GLOBAL_STEP)
                 if global_step is None:
