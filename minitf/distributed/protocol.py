@@ -36,9 +36,21 @@ ListState          values -> every resource's summary (and variables' values)
 
 Every request that may wait carries ``deadline_ms``: the milliseconds left
 before the caller gives up (0: no deadline), so the callee can fail first and
-say precisely what it was waiting for.
+say precisely what it was waiting for. Anything else (negative, NaN, a
+string) is refused: a NaN compares false with every time, so it would
+silently mean "wait for ever".
+
+One message is not a request: ``Goodbye`` (no reply) tells a server that the
+peer closes this connection on purpose, not because its process died (see
+``Peer`` in server.py: values left for a vanished master's steps are dropped).
+
+A handler is called as ``handler(header, tensors, peer)``: ``peer`` is the
+server's :class:`~minitf.distributed.server.Peer` for the connection the
+request came on (None when a master calls its own worker in-process), which a
+handler that waits uses to notice that nobody waits for its answer any more.
 """
 
+import math
 import time
 
 import numpy as np
@@ -76,14 +88,16 @@ LIST_STATE = "ListState"
 WORKER_REQUESTS = frozenset({GET_STATUS, REGISTER_GRAPH, RUN_GRAPH, RECV_TENSOR, ABORT_STEP,
                              DEREGISTER_GRAPH, CLEANUP_SESSION, RESET_CONTAINERS, LIST_STATE})
 
+GOODBYE = "Goodbye"   # not a request: the peer closes the connection on purpose
 
-def dispatch(handlers, header, tensors):
-    """Answer a request with ``handlers[header["op"]](header, tensors)``."""
+
+def dispatch(handlers, header, tensors, peer=None):
+    """Answer a request with ``handlers[header["op"]](header, tensors, peer)``."""
     name = header.get("op")
     handler = handlers.get(name) if isinstance(name, str) else None
     if handler is None:
         raise errors.UnimplementedError(None, None, "unknown request %r" % (name,))
-    return handler(header, tensors)
+    return handler(header, tensors, peer)
 
 
 # -- deadlines ---------------------------------------------------------------------------------
@@ -95,8 +109,17 @@ def remaining_ms(deadline):
 
 
 def deadline_from_ms(ms):
-    """The absolute deadline a header's ``deadline_ms`` stands for (None: none)."""
-    return None if not ms else time.monotonic() + ms / 1000.0
+    """The absolute deadline a header's ``deadline_ms`` stands for (None: none).
+
+    Raises InvalidArgumentError unless ``ms`` is a finite number >= 0 (or
+    missing)."""
+    if ms is None or ms == 0:
+        return None
+    if type(ms) not in (int, float) or not math.isfinite(ms) or ms < 0:
+        raise errors.InvalidArgumentError(
+            None, None, "deadline_ms must be a finite number of milliseconds >= 0 (0: no "
+            "deadline), got %r" % (ms,))
+    return time.monotonic() + ms / 1000.0
 
 
 # -- a session's config ---------------------------------------------------------------------
