@@ -107,9 +107,12 @@ class MasterSession:
             deadline = self.deadline()
         step_id = step_id or random.getrandbits(62)
         if peer is not None:
-            peer.on_hangup = lambda: self._abort(
+            if peer.gone:
+                raise errors.CancelledError(None, None, "the client (%s) hung up before its "
+                                            "step started" % peer.name)
+            peer.call_on_hangup(lambda: self._abort(
                 step_id, self.tasks_of(plan), errors.CancelledError(
-                    None, None, "the client (%s) hung up during the step" % peer.name))
+                    None, None, "the client (%s) hung up during the step" % peer.name)))
         calls = []
         for task, spec in plan.specs.items():
             values = [feed_values[plan.feed_index[name]] for name in spec.feeds]

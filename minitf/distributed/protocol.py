@@ -290,28 +290,60 @@ def encode_ops(ops):
 def import_nodes(graph, node_defs, tensors):
     """Add the node defs to ``graph`` (inputs must already be there or come
     earlier in the list). Returns the new ops; ``op._assigned`` holds the
-    device a master chose, when it chose one."""
+    device a master chose, when it chose one.
+
+    All or nothing: if one node is refused (an unknown op type, a missing
+    input, a malformed attr), the nodes added before it are taken out again,
+    so the graph is as it was and sending the same nodes again meets the same
+    error, not "Duplicate node name"."""
     created = []
-    by_name = graph._nodes_by_name
     with graph._lock:
-        for nd in node_defs:
-            inputs = []
-            for name, index in nd["inputs"]:
-                producer = by_name.get(name)
-                if producer is None:
-                    raise ValueError("node %s reads %s:%d, which is not in the graph"
-                                     % (nd["name"], name, index))
-                inputs.append(producer._outputs[index])
-            control = [by_name[c] for c in nd["control"]]
-            attrs = {k: _decode_attr(v, tensors) for k, v in nd["attrs"].items()}
-            out = nd["out"]
-            op = _raw_op(graph, nd["op"], nd["name"], inputs,
-                         [dtypes.as_dtype(d) for d, _ in out],
-                         [TensorShape(s) for _, s in out], attrs, control, nd["device"],
-                         nd["colocation"])
-            op._assigned = nd.get("assigned") or ""
-            created.append(op)
+        version, names_in_use = graph._version, dict(graph._names_in_use)
+        try:
+            _import_each(graph, node_defs, tensors, created)
+        except Exception as e:
+            _remove_ops(graph, created)
+            graph._version, graph._names_in_use = version, names_in_use
+            if isinstance(e, errors.OpError):
+                raise
+            raise errors.InvalidArgumentError(
+                None, None, "Cannot import node %d of %d: %s: %s (no node was added)"
+                % (len(created) + 1, len(node_defs), type(e).__name__, e)) from None
     return created
+
+
+def _remove_ops(graph, ops):
+    """Undo :func:`_raw_op` for ``ops`` (the newest ops of ``graph``)."""
+    for op in reversed(ops):
+        del graph._nodes_by_name[op.name]
+        for t in op._inputs:
+            consumers = graph._consumers.get(t)
+            if consumers and consumers[-1] is op:
+                consumers.pop()
+                if not consumers:
+                    del graph._consumers[t]
+    del graph._nodes_by_id[len(graph._nodes_by_id) - len(ops):]
+
+
+def _import_each(graph, node_defs, tensors, created):
+    by_name = graph._nodes_by_name
+    for nd in node_defs:
+        inputs = []
+        for name, index in nd["inputs"]:
+            producer = by_name.get(name)
+            if producer is None:
+                raise ValueError("node %s reads %s:%d, which is not in the graph"
+                                 % (nd["name"], name, index))
+            inputs.append(producer._outputs[index])
+        control = [by_name[c] for c in nd["control"]]
+        attrs = {k: _decode_attr(v, tensors) for k, v in nd["attrs"].items()}
+        out = nd["out"]
+        op = _raw_op(graph, nd["op"], nd["name"], inputs,
+                     [dtypes.as_dtype(d) for d, _ in out],
+                     [TensorShape(s) for _, s in out], attrs, control, nd["device"],
+                     nd["colocation"])
+        op._assigned = nd.get("assigned") or ""
+        created.append(op)
 
 
 def _raw_op(graph, op_type, name, inputs, out_dtypes, out_shapes, attrs, control, device,

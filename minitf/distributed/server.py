@@ -61,8 +61,8 @@ class Peer:
     """One accepted connection, as the server's threads see it.
 
     ``busy_since`` is set while a request is being handled (None when idle);
-    a handler that waits sets ``on_hangup`` to what should happen if the peer
-    disconnects meanwhile (cancel the step...). The watcher sets ``gone``
+    a handler that waits says with :meth:`call_on_hangup` what should happen
+    if the peer disconnects meanwhile (cancel the step...). The watcher sets ``gone``
     when it sees the peer hang up, and handlers polling in a wait read it.
     ``open_steps`` are steps this peer (a master) ran here that still have
     values waiting to be received; if the peer vanishes without saying
@@ -84,6 +84,13 @@ class Peer:
     def hung_up(self):
         """True once the peer disconnected (for waits that poll)."""
         return self.gone
+
+    def call_on_hangup(self, callback):
+        """Have ``callback()`` run if the peer hangs up before the request in
+        hand is answered -- at once, if it already has."""
+        self.on_hangup = callback
+        if self.gone:
+            callback()
 
 
 class Server:

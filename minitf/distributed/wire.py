@@ -157,7 +157,9 @@ def _string_item(x):
         return x.encode("utf-8")
     if isinstance(x, (bytearray, memoryview)):
         return bytes(x)
-    raise TypeError("A string tensor may hold only bytes or str elements, got %r"
+    raise TypeError("it holds a %s, which is not data: only numbers and strings travel "
+                    "between processes (a queue, reader or variable handle lives in its "
+                    "server; run the ops that use it there instead of fetching it)"
                     % type(x).__name__)
 
 

@@ -209,11 +209,15 @@ class WorkerService:
         step = StepState(deadline, step_id, self.rendezvous, trace)
         with self._lock:
             self._steps.setdefault(step_id, []).append(step)
+        aborted = self.rendezvous.abort_error(step_id)   # an AbortStep came first
+        if aborted is not None:
+            self._forget_step(step_id, step)
+            raise aborted
         if peer is not None:
             # The master hangs up mid-step (its process died): nobody will
             # collect this step, so stop it and drop what it left.
-            peer.on_hangup = lambda: self.abort_step(
-                step_id, "Step aborted: the master that ran it (%s) hung up" % peer.name)
+            peer.call_on_hangup(lambda: self.abort_step(
+                step_id, "Step aborted: the master that ran it (%s) hung up" % peer.name))
         try:
             values = plan.run(feed_values, step)
         except errors.OpError as e:
@@ -224,18 +228,21 @@ class WorkerService:
                 % (self.task_name, e.message.splitlines()[0] if e.message else e)))
             raise
         finally:
-            with self._lock:
-                steps = self._steps.get(step_id, [])
-                if step in steps:
-                    steps.remove(step)
-                if not steps:
-                    self._steps.pop(step_id, None)
+            self._forget_step(step_id, step)
         if peer is not None and self.rendezvous.has_values(step_id):
             _remember_open_step(peer, step_id, self.rendezvous)
         stats = None
         if trace is not None:
             stats = protocol.stats_to_wire(trace.device_stats(), trace.transfers)
         return values, stats
+
+    def _forget_step(self, step_id, step):
+        with self._lock:
+            steps = self._steps.get(step_id, [])
+            if step in steps:
+                steps.remove(step)
+            if not steps:
+                self._steps.pop(step_id, None)
 
     def peer_vanished(self, peer):
         """``peer`` (a master) disconnected without a goodbye: its process is

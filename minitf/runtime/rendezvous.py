@@ -100,6 +100,10 @@ class Rendezvous:
         with self._cond:
             self._by_step.pop(step_id, None)
 
+    def abort_error(self, step_id):
+        """The error step ``step_id`` was aborted with, or None."""
+        return self._aborted.get(step_id)
+
     def has_values(self, step_id):
         """Whether step ``step_id`` has values here that nobody received yet."""
         return step_id in self._by_step
