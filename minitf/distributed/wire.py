@@ -50,9 +50,9 @@ awaited, never a hang. These functions own the socket's timeout setting.
 
 Memory: a frame announces its size before its bytes. The receiver does not
 trust the announcement: it reserves room for at most :data:`RESERVE_AHEAD`
-bytes more than have arrived, growing one buffer as bytes come (``realloc``,
-which on Linux moves pages instead of copying them), so a peer that announces
-8 GiB and sends nothing holds a few MiB, not 8 GiB. A server also gives a
+bytes more than have arrived, growing one buffer as bytes come (a memory
+map resized with ``mremap``, which moves pages instead of copying them), so a
+peer that announces 8 GiB and sends nothing holds 16 MiB, not 8 GiB. A server also gives a
 frame that has started a *stall timeout*: no byte for that long in the middle
 of a frame is an error, so a half-sent frame cannot hold a thread for ever.
 
@@ -64,6 +64,7 @@ ordinary frames, see :func:`error_header` / :func:`raise_if_error`.
 """
 
 import math
+import mmap
 import os
 import socket
 import struct
@@ -384,26 +385,54 @@ def _recv_within(sock, view, seconds, doing):
 
 def _recv_body(sock, pad, size, deadline, what, stall_timeout):
     """The frame's header and payload (``size`` bytes) read into one buffer
-    with ``pad`` spare bytes in front. The buffer holds at most
-    :data:`RESERVE_AHEAD` bytes (or as many as arrived, if more) beyond what
-    has arrived: it grows in place as bytes come, instead of trusting the
-    announced size up front."""
+    with ``pad`` spare bytes in front.
+
+    A body up to :data:`RESERVE_AHEAD` bytes is read into one ``np.empty``
+    buffer. A larger one goes into an anonymous memory map that holds at
+    most RESERVE_AHEAD bytes (or as many as arrived, if more) beyond what has
+    arrived, and grows as bytes come: ``mmap.resize`` (``mremap``) moves the
+    pages instead of copying them, so the tensors still end up as views of
+    one buffer, without trusting the announced size up front."""
     total = pad + size
-    reserved = min(total, pad + RESERVE_AHEAD)
-    body = np.empty(reserved, dtype=np.uint8)  # np.empty: no zero-fill
+    if total <= RESERVE_AHEAD:
+        body = np.empty(total, dtype=np.uint8)  # np.empty: no zero-fill
+        view = memoryview(body)[pad:]
+        _recv_exact(sock, view, deadline, what, "body", False, stall_timeout)
+        return body
+    reserved = pad + RESERVE_AHEAD
+    buf = _map(reserved)
     got = pad
     while True:
-        view = memoryview(body)[got:reserved]
+        view = memoryview(buf)[got:reserved]
         try:
             _recv_exact(sock, view, deadline, what, "body", False, stall_timeout,
                         before=got - pad, part_size=size)
         finally:
-            view.release()  # resize() below needs no views of the buffer alive
+            view.release()  # resize() needs no views of the buffer alive
         got = reserved
         if got == total:
-            return body
+            return np.frombuffer(buf, dtype=np.uint8)
         reserved = min(total, got + max(got - pad, RESERVE_AHEAD))
-        body.resize(reserved, refcheck=False)  # realloc: pages move, bytes are not copied
+        buf.resize(reserved)
+        _huge_pages(buf)
+
+
+def _map(size):
+    """Anonymous memory, private (so that it can grow), in huge pages where
+    the system has them: as numpy does for large arrays, since faulting in
+    4 KiB pages one by one would cost more than the copy that was saved."""
+    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    _huge_pages(buf)
+    return buf
+
+
+def _huge_pages(buf):
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if advice is not None:
+        try:
+            buf.madvise(advice)
+        except OSError:
+            pass
 
 
 def _send_views(sock, views, deadline, what):
