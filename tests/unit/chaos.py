@@ -72,12 +72,13 @@ class _Client:
                     return e["step"]
         return -1
 
-    def wait_for_step(self, target, deadline):
-        """Block until the client reports a step >= ``target`` (True), it
-        exits, or ``deadline`` passes (False)."""
+    def wait_for_step(self, target, deadline, since=0):
+        """Block until the client reports a step >= ``target`` in an event
+        after the first ``since`` (True), it exits, or ``deadline`` passes
+        (False)."""
         with self.cond:
             while True:
-                if any(e.get("step", -1) >= target for e in self.events[-5:]):
+                if any(e.get("step", -1) >= target for e in self.events[since:]):
                     return True
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     return False
@@ -107,7 +108,9 @@ def run_chaos(seed, log=None):
     rng = random.Random(seed)
     kills = [("ps", 0)] * 2 + [("worker", 1)] * 2
     rng.shuffle(kills)
-    targets = sorted(rng.sample(range(150, int(LAST_STEP * 0.8)), len(kills)))
+    # Random global steps of the chief, early enough that the last kill comes
+    # well before the end (the restarts below do not wait for the task).
+    targets = sorted(rng.sample(range(150, int(LAST_STEP * 0.65)), len(kills)))
     report = {"seed": seed, "kills": [], "ps_restarts": []}
     start = time.monotonic()
     deadline = start + TIMEOUT
@@ -117,8 +120,9 @@ def run_chaos(seed, log=None):
         clients = [_Client(spec, task, checkpoint_dir) for task in (0, 1)]
         chief = clients[0]
         try:
+            since = 0   # each kill waits for news of the chief after the previous one
             for (job, task), target in zip(kills, targets):
-                if not chief.wait_for_step(target, deadline):
+                if not chief.wait_for_step(target, deadline, since):
                     break
                 at = chief.step()
                 n_sessions = sum(1 for e in chief.events if e["event"] == "session")
@@ -127,7 +131,9 @@ def run_chaos(seed, log=None):
                 # Nothing can be saved while the ps is down: this is the
                 # newest checkpoint the chief can restore from.
                 newest = _newest_checkpoint_step(checkpoint_dir)
-                cluster.start_task(job, task)
+                cluster.start_task(job, task, wait=False)
+                with chief.cond:
+                    since = len(chief.events)
                 kill = {"task": "%s/%d" % (job, task), "at_step": at,
                         "t": round(time.monotonic() - start, 2), "newest_checkpoint": newest}
                 report["kills"].append(kill)
