@@ -552,9 +552,9 @@ def test_a_stopped_task_fails_at_the_deadline_naming_it(graph):
             start = time.monotonic()
             with pytest.raises(tf.errors.DeadlineExceededError,
                                match=r"/job:worker/replica:0/task:1 at localhost:\d+"):
-                sess.run(x, options=tf.RunOptions(timeout_in_ms=3000))
+                sess.run(x, options=tf.RunOptions(timeout_in_ms=1500))
             waited = time.monotonic() - start
-            assert 2.9 < waited < 3.6, waited
+            assert 1.45 < waited < 2.1, waited
         finally:
             os.kill(pid, signal.SIGCONT)
         assert sess.run(x) == 6.0
@@ -565,9 +565,9 @@ def test_a_stopped_task_fails_at_the_deadline_naming_it(graph):
             start = time.monotonic()
             with pytest.raises(tf.errors.DeadlineExceededError,
                                match="grpc://localhost:"):
-                sess.run(x, options=tf.RunOptions(timeout_in_ms=3000))
+                sess.run(x, options=tf.RunOptions(timeout_in_ms=1500))
             waited = time.monotonic() - start
-            assert 2.9 < waited < 3.9, waited
+            assert 1.45 < waited < 2.4, waited
         finally:
             os.kill(pid0, signal.SIGCONT)
         sess.close()
@@ -619,9 +619,9 @@ def test_a_servers_memory_comes_back_after_sessions_with_large_constants(tmp_pat
     program = tmp_path / "client.py"
     program.write_text(
         "import sys\nimport numpy as np\nimport minitf.compat.v1 as tf\n"
-        "for i in range(6):\n"
+        "for i in range(4):\n"
         "    with tf.Graph().as_default():\n"
-        "        big = tf.constant(np.full(25 * 2 ** 20, i, np.float32))\n"  # 100 MiB
+        "        big = tf.constant(np.full(16 * 2 ** 20, i, np.float32))\n"  # 64 MiB
         "        with tf.Session(sys.argv[1]) as s:\n"
         "            s.run(tf.reduce_sum(big))\n")
     with launcher.LocalCluster({"local": 1}, echo=False) as cluster:
@@ -631,7 +631,7 @@ def test_a_servers_memory_comes_back_after_sessions_with_large_constants(tmp_pat
         first = _rss(pid)
         subprocess.run([sys.executable, str(program), cluster.target("local")], check=True,
                        timeout=120)
-        assert _rss(pid) - first < 150 * MIB, (_rss(pid), first)
+        assert _rss(pid) - first < 32 * MIB, (_rss(pid), first)   # 64 MiB a session
 
 
 def test_an_announced_huge_request_reserves_nothing_and_has_a_deadline(server, monkeypatch,
