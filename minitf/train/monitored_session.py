@@ -55,8 +55,9 @@ def _log(line):
 
 
 def _first_line(exc):
+    """``"UnavailableError: <the first line of its message>"``, without a final full stop."""
     text = exc.message if isinstance(exc, errors.OpError) else str(exc)
-    return "%s: %s" % (type(exc).__name__, (text or "").splitlines()[0] if text else "")
+    return "%s: %s" % (type(exc).__name__, text.splitlines()[0].rstrip(".") if text else "")
 
 
 class Scaffold:
