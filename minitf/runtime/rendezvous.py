@@ -85,11 +85,12 @@ class Rendezvous:
         return self.recv(step.step_id, key, step.deadline, step.cancelled, tensor_name)
 
     def abort(self, step_id, error):
-        """Fail step ``step_id``: wake its waiters with ``error``, drop what it
-        left here, and drop what its late senders bring."""
+        """Fail step ``step_id``: wake its waiters with ``error`` (the first
+        error a step was aborted with is the one kept: it names the cause),
+        drop what it left here, and drop what its late senders bring."""
         with self._cond:
-            self._aborted.pop(step_id, None)
-            self._aborted[step_id] = error          # newest last
+            if step_id not in self._aborted:
+                self._aborted[step_id] = error      # newest last
             while len(self._aborted) > MAX_ABORTED:
                 del self._aborted[next(iter(self._aborted))]
             self._by_step.pop(step_id, None)

@@ -303,6 +303,10 @@ class _MonitoredSession:
         while True:
             if self._sess is None:
                 self._create()
+            if self.should_stop():
+                raise RuntimeError("Run called even after should_stop requested.")
+            if self._sess is None:
+                continue     # should_stop() just dropped a session a thread found broken
             try:
                 return self._run_with_hooks(fetches, feed_dict, options, run_metadata)
             except PREEMPTION_ERRORS as e:
@@ -311,8 +315,6 @@ class _MonitoredSession:
                 self._recover(e)
 
     def _run_with_hooks(self, fetches, feed_dict, options, run_metadata):
-        if self.should_stop():
-            raise RuntimeError("Run called even after should_stop requested.")
         sess = self._sess
         context = SessionRunContext((fetches, feed_dict), sess)
         extra = [hook.before_run(context) for hook in self._hooks]
