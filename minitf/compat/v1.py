@@ -19,7 +19,11 @@ from minitf.framework.graph import (Graph, GraphKeys, Operation, Tensor,  # noqa
 from minitf.framework.tensor_shape import Dimension, TensorShape  # noqa: F401
 from minitf.ops import array_ops as _array_ops
 from minitf.ops import control_flow_ops as _control_flow_ops
-from minitf import layers, losses  # noqa: F401  (tf.layers.dense, tf.losses.*)
+from minitf.ops import rnn as _rnn
+from minitf.ops import rnn_cell as _rnn_cell
+from minitf.ops import while_loop as _while_loop
+from minitf.ops import tensor_array_ops as _tensor_array_ops
+from minitf import layers, losses, metrics  # noqa: F401  (tf.layers, tf.losses, tf.metrics)
 from minitf.ops.accumulator_ops import ConditionalAccumulator  # noqa: F401
 from minitf.ops import training_ops as _training_ops  # noqa: F401
 from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: F401
@@ -30,8 +34,15 @@ from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F40
                                TextLineReader, WholeFileReader, decode_csv, read_file,
                                string_to_number)
 from minitf.ops import math_ops as _math_ops
+from minitf.ops import special_math_ops as _special
+from minitf.ops import scan_ops as _scan_ops
+from minitf.ops import sort_ops as _sort_ops
+from minitf.ops import linalg_ops as _linalg_ops
+from minitf.ops import embedding_ops as _embedding_ops
 from minitf.ops import reduction_ops as _reduction_ops
 from minitf.ops import nn_ops as _nn_ops
+from minitf.ops import conv_ops as _conv_ops
+from minitf.ops import batch_norm_ops as _batch_norm_ops
 from minitf.ops import random_ops as _random_ops
 from minitf.ops import clip_ops as _clip_ops
 from minitf.ops import debug_ops as _debug_ops
@@ -70,6 +81,11 @@ rank = _array_ops.rank
 expand_dims = _array_ops.expand_dims
 squeeze = _array_ops.squeeze
 where = _array_ops.where
+where_v2 = _array_ops.where_v2
+gather_nd = _array_ops.gather_nd
+scatter_nd = _array_ops.scatter_nd
+boolean_mask = _array_ops.boolean_mask
+sequence_mask = _array_ops.sequence_mask
 
 add = _math_ops.add
 subtract = _math_ops.subtract
@@ -113,6 +129,35 @@ logical_or = _math_ops.logical_or
 logical_not = _math_ops.logical_not
 add_n = _math_ops.add_n
 matmul = _math_ops.matmul
+div = _math_ops.div
+truncatediv = _math_ops.truncatediv
+truncatemod = _math_ops.truncatemod
+div_no_nan = _math_ops.div_no_nan
+for _name in ("sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh",
+              "acosh", "atanh", "expm1", "log1p", "rint", "erf", "erfc", "lgamma", "digamma",
+              "polygamma", "zeta"):
+    globals()[_name] = getattr(_special, _name)
+cumsum = _scan_ops.cumsum
+cumprod = _scan_ops.cumprod
+sort = _sort_ops.sort
+argsort = _sort_ops.argsort
+eye = _linalg_ops.eye
+trace = _linalg_ops.trace
+tensordot = _linalg_ops.tensordot
+einsum = _linalg_ops.einsum
+matrix_transpose = _linalg_ops.matrix_transpose
+matrix_inverse = _linalg_ops.matrix_inverse
+matrix_determinant = _linalg_ops.matrix_determinant
+cholesky = _linalg_ops.cholesky
+matrix_solve = _linalg_ops.matrix_solve
+matrix_triangular_solve = _linalg_ops.matrix_triangular_solve
+matrix_diag = _linalg_ops.matrix_diag
+matrix_diag_part = _linalg_ops.matrix_diag_part
+matrix_set_diag = _linalg_ops.matrix_set_diag
+matrix_band_part = _linalg_ops.matrix_band_part
+dynamic_partition = _embedding_ops.dynamic_partition
+dynamic_stitch = _embedding_ops.dynamic_stitch
+parallel_dynamic_stitch = _embedding_ops.parallel_dynamic_stitch
 reduce_sum = _reduction_ops.reduce_sum
 reduce_mean = _reduction_ops.reduce_mean
 reduce_max = _reduction_ops.reduce_max
@@ -128,14 +173,23 @@ argmin = _reduction_ops.argmin
 random_uniform = _random_ops.random_uniform
 random_normal = _random_ops.random_normal
 truncated_normal = _random_ops.truncated_normal
+multinomial = _random_ops.multinomial
 set_random_seed = _random_ops.set_random_seed
+get_seed = _random_ops.get_seed
 
 no_op = _control_flow_ops.no_op
 cond = _control_flow_ops.cond
+reverse = _array_ops.reverse
+reverse_v2 = _array_ops.reverse
+reverse_sequence = _array_ops.reverse_sequence
+while_loop = _while_loop.while_loop
+TensorArray = _tensor_array_ops.TensorArray
 group = _control_flow_ops.group
 tuple = _control_flow_ops.tuple_  # noqa: A001
 
 Variable = _variables.Variable
+VariableAggregation = _variables.VariableAggregation
+VariableSynchronization = _variables.VariableSynchronization
 assign = _variables.assign
 assign_add = _variables.assign_add
 assign_sub = _variables.assign_sub
@@ -154,6 +208,9 @@ initialize_local_variables = _variables.initialize_local_variables
 report_uninitialized_variables = _variables.report_uninitialized_variables
 
 Print = _debug_ops.Print
+Assert = _debug_ops.Assert
+assert_greater_equal = _debug_ops.assert_greater_equal
+assert_less_equal = _debug_ops.assert_less_equal
 check_numerics = _debug_ops.check_numerics
 is_nan = _debug_ops.is_nan
 is_inf = _debug_ops.is_inf
@@ -247,7 +304,8 @@ def executing_eagerly():
 
 
 # -- sub-namespaces ------------------------------------------------------------------------------
-nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations and losses.")
+nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations, losses, "
+                        "convolutions, pooling, batch normalization.")
 nn.relu = _nn_ops.relu
 nn.sigmoid = _nn_ops.sigmoid
 nn.tanh = _nn_ops.tanh
@@ -263,6 +321,35 @@ nn.leaky_relu = _nn_ops.leaky_relu
 nn.dropout = _nn_ops.dropout
 nn.moments = _nn_ops.moments
 nn.l2_normalize = _nn_ops.l2_normalize
+nn.dynamic_rnn = _rnn.dynamic_rnn
+nn.static_rnn = _rnn.static_rnn
+nn.bidirectional_dynamic_rnn = _rnn.bidirectional_dynamic_rnn
+nn.rnn_cell = _types.ModuleType("minitf.compat.v1.nn.rnn_cell", "tf.nn.rnn_cell: RNN cells.")
+for _name in _rnn_cell.__all__:
+    setattr(nn.rnn_cell, _name, getattr(_rnn_cell, _name))
+nn.conv2d = _conv_ops.conv2d
+nn.conv2d_transpose = _conv_ops.conv2d_transpose
+nn.conv2d_backprop_input = _conv_ops.conv2d_backprop_input
+nn.conv2d_backprop_filter = _conv_ops.conv2d_backprop_filter
+nn.max_pool = _conv_ops.max_pool
+nn.max_pool2d = _conv_ops.max_pool2d
+nn.avg_pool = _conv_ops.avg_pool
+nn.avg_pool2d = _conv_ops.avg_pool2d
+nn.max_pool_v2 = _conv_ops.max_pool2d        # TF's N-D versions: minitf pools 2-D inputs
+nn.avg_pool_v2 = _conv_ops.avg_pool2d
+nn.fused_batch_norm = _batch_norm_ops.fused_batch_norm
+nn.batch_normalization = _batch_norm_ops.batch_normalization
+nn.top_k = _sort_ops.top_k
+nn.in_top_k = _sort_ops.in_top_k
+nn.relu6 = _nn_ops.relu6
+nn.elu = _nn_ops.elu
+nn.selu = _nn_ops.selu
+nn.softplus = _nn_ops.softplus
+nn.softsign = _nn_ops.softsign
+nn.xw_plus_b = _nn_ops.xw_plus_b
+nn.weighted_cross_entropy_with_logits = _nn_ops.weighted_cross_entropy_with_logits
+nn.embedding_lookup = _embedding_ops.embedding_lookup
+nn.dynamic_partition = _embedding_ops.dynamic_partition
 
 math = _types.ModuleType("minitf.compat.v1.math", "tf.math")
 for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "floormod",
@@ -271,9 +358,39 @@ for _name in ("add", "subtract", "multiply", "divide", "truediv", "floordiv", "f
               "sigmoid", "equal", "not_equal", "less", "less_equal", "greater",
               "greater_equal", "logical_and", "logical_or", "logical_not", "add_n",
               "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
-              "reduce_all", "reduce_any", "argmax", "argmin"):
+              "reduce_all", "reduce_any", "argmax", "argmin", "sin", "cos", "tan", "asin",
+              "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "expm1",
+              "log1p", "rint", "erf", "erfc", "lgamma", "digamma", "polygamma", "zeta",
+              "truncatediv", "truncatemod", "realdiv", "cumsum", "cumprod", "reduce_logsumexp",
+              "count_nonzero", "mod"):
     setattr(math, _name, globals()[_name])
 math.pow = pow
+math.divide_no_nan = div_no_nan
+math.top_k = _sort_ops.top_k
+math.softplus = _nn_ops.softplus
+math.softsign = _nn_ops.softsign
+math.in_top_k = _sort_ops.in_top_k
+
+linalg = _types.ModuleType("minitf.compat.v1.linalg", "tf.linalg: matrices and their algebra.")
+linalg.matmul = matmul
+linalg.inv = matrix_inverse
+linalg.det = matrix_determinant
+linalg.cholesky = cholesky
+linalg.solve = matrix_solve
+linalg.triangular_solve = matrix_triangular_solve
+linalg.diag = matrix_diag
+linalg.diag_part = matrix_diag_part
+linalg.set_diag = matrix_set_diag
+linalg.band_part = matrix_band_part
+linalg.eye = eye
+linalg.trace = trace
+linalg.tensordot = tensordot
+linalg.einsum = einsum
+linalg.matrix_transpose = matrix_transpose
+linalg.transpose = matrix_transpose
+linalg.adjoint = matrix_transpose
+linalg.l2_normalize = _nn_ops.l2_normalize
+linalg.global_norm = global_norm
 
 dtypes = _dtypes
 resource = _dtypes.resource
@@ -301,7 +418,10 @@ random = _types.ModuleType("minitf.compat.v1.random", "tf.random")
 random.uniform = random_uniform
 random.normal = random_normal
 random.truncated_normal = truncated_normal
+random.multinomial = multinomial
+random.categorical = _random_ops.categorical
 random.set_random_seed = set_random_seed
+random.get_seed = get_seed
 
 train = _types.ModuleType("minitf.compat.v1.train", "tf.train: servers and training.")
 
@@ -328,9 +448,17 @@ _TRAIN_LAZY = {
     "SessionManager": "minitf.train.session_manager",
     **{_n: "minitf.train.hooks" for _n in (
         "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
-        "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook")},
-    **{_n: "minitf.train.saver" for _n in ("Saver", "latest_checkpoint",
-                                           "checkpoint_exists")},
+        "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook", "SummarySaverHook",
+        "StepCounterHook")},
+    **{_n: "minitf.train.saver" for _n in (
+        "Saver", "latest_checkpoint", "checkpoint_exists", "get_checkpoint_state",
+        "update_checkpoint_state", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
+        "remove_checkpoint", "export_meta_graph", "import_meta_graph")},
+    **{_n: "minitf.train.checkpoint_management" for _n in (
+        "list_variables", "load_variable", "load_checkpoint", "NewCheckpointReader",
+        "CheckpointState")},
+    "write_graph": "minitf.train.graph_io",
+    "summary_iterator": "minitf.summary.reader",
     **{_n: "minitf.train.device_setter" for _n in (
         "replica_device_setter", "GreedyLoadBalancingStrategy", "byte_size_load_fn",
         "RandomStrategy")},
@@ -343,6 +471,8 @@ _TRAIN_LAZY = {
         "exponential_decay", "piecewise_constant")},
     "ClusterSpec": "minitf.distributed.cluster_spec",
     "Server": "minitf.distributed.server",
+    "Supervisor": "minitf.train.supervisor",
+    "SessionManager": "minitf.train.session_manager",
 }
 
 
@@ -369,5 +499,46 @@ io.read_file = read_file
 strings = _types.ModuleType("minitf.compat.v1.strings", "tf.strings")
 strings.to_number = string_to_number
 from minitf import data  # noqa: E402,F401  (tf.data)
+from minitf import summary  # noqa: E402,F401  (tf.summary)
+from minitf.ops.importer import import_graph_def  # noqa: E402,F401
+io.write_graph = lambda *a, **k: _train_getattr("write_graph")(*a, **k)
+
+# TF's message classes that TF1 exposes as tf.GraphDef, tf.Summary... (from the
+# tensorboard package's copy of TF's protos, imported on first use).
+_PROTO_CLASSES = {"GraphDef": "graph_pb2", "NodeDef": "node_def_pb2",
+                  "AttrValue": "attr_value_pb2", "MetaGraphDef": "meta_graph_pb2",
+                  "Summary": "summary_pb2", "SummaryMetadata": "summary_pb2",
+                  "Event": "event_pb2", "SessionLog": "event_pb2",
+                  "TensorShapeProto": "tensor_shape_pb2", "TensorProto": "tensor_pb2",
+                  "HistogramProto": "summary_pb2", "VariableDef": "variable_pb2"}
+
+
+def __getattr__(name):
+    module = _PROTO_CLASSES.get(name)
+    if module is None:
+        raise AttributeError("module 'minitf.compat.v1' has no attribute '%s'" % name)
+    from minitf.framework.protos import proto   # lazy: the tensorboard package is optional
+    return getattr(proto(module), name)
+
+test = _types.ModuleType("minitf.compat.v1.test", "tf.test: helpers for tests and lessons.")
+
+
+def _create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
+                          ps_config=None):
+    # lazy import, as for tf.train.Server (see _TRAIN_LAZY)
+    server = importlib.import_module("minitf.distributed.server")
+    return server.create_local_cluster(num_workers, num_ps, protocol, worker_config, ps_config)
+
+
+_create_local_cluster.__doc__ = "tf.test.create_local_cluster: see minitf.distributed.server."
+_create_local_cluster.__name__ = "create_local_cluster"
+test.create_local_cluster = _create_local_cluster
+
+from minitf import app as _app  # noqa: E402
+
+app = _types.ModuleType("minitf.compat.v1.app", "tf.app: flags and run(main).")
+app.flags = _app.flags
+app.run = _app.run
+flags = _app.flags
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))

@@ -24,8 +24,8 @@ private session.
 
 Element order follows TF: ``repeat`` replays its input, ``batch`` keeps
 order, ``interleave`` cycles through ``cycle_length`` inner datasets taking
-``block_length`` elements from each. ``shuffle`` uses minitf's own random
-numbers, so its order differs from TF's (as for every random op).
+``block_length`` elements from each. ``shuffle`` draws TF's random words in
+TF's buffer, so a seeded shuffle gives TF's order.
 """
 
 import os
@@ -37,12 +37,13 @@ from minitf.framework import dtypes as _dtypes
 from minitf.framework import errors
 from minitf.framework.graph import Graph, Tensor
 from minitf.framework.nest import Spec, flatten, pack
+from minitf.framework.random_seed import get_seed
 from minitf.framework.tensor_shape import TensorShape, as_shape
 from minitf.ops import readers
 from minitf.ops.array_ops import placeholder
 from minitf.ops.core import convert_to_tensor
 from minitf.ops.iterator_ops import make_initializable_iterator, make_one_shot_iterator
-from minitf.ops.random_ops import get_seed
+from minitf.kernels.random_streams import PhiloxWords, nondeterministic_seeds
 from minitf.runtime.session import Session
 
 AUTOTUNE = -1
@@ -170,6 +171,10 @@ class Dataset:
 
     def make_initializable_iterator(self, shared_name=None):
         return make_initializable_iterator(self, shared_name)
+
+    def _wire_description(self):
+        """This pipeline as plain data, for an iterator op run on a server."""
+        return remote.describe(self)
 
     def __iter__(self):
         raise RuntimeError("`tf.data.Dataset` only supports Python-style iteration in eager "
@@ -537,45 +542,74 @@ class RepeatDataset(_UnaryDataset):
 
 
 class ShuffleDataset(_UnaryDataset):
-    """A buffer of ``buffer_size`` elements; each output is a random one of
-    them, replaced by the next input element."""
+    """TF's shuffle buffer, drawn with TF's random words, so a seeded pipeline
+    gives TF's order.
+
+    The buffer is a ring of ``buffer_size`` slots, filled from the input before
+    every output. The output is the element at ``start + w % n`` (``n``
+    elements buffered, ``w`` the next 32-bit word of the iterator's Philox
+    stream); the element at ``start`` moves into its slot and ``start`` moves
+    on (TF's ``ShuffleDatasetBase::Iterator``).
+
+    Seeds, as TF's ``ShuffleDataset``: the op's ``(seed, seed2)`` come from
+    ``get_seed`` (both 0: random ones, once per pipeline). Each *iterator*
+    over this dataset - each epoch of a ``repeat`` - seeds its stream with
+    two words of a seed generator started from those seeds
+    (``reshuffle_each_iteration``, the default: every epoch another order), or
+    with the op's seeds themselves (``reshuffle_each_iteration=False``: every
+    epoch the same order). Re-initializing an iterator remakes the dataset,
+    so it starts the seed generator over: the same orders again, as in TF.
+    """
 
     def __init__(self, input_dataset, buffer_size, seed, reshuffle_each_iteration):
         super().__init__(input_dataset)
         self._buffer_size = int(buffer_size)
         if self._buffer_size <= 0:
             raise ValueError("buffer_size must be greater than zero.")
-        self._seeds = get_seed(seed)
-        self._reshuffle = reshuffle_each_iteration is None or reshuffle_each_iteration
-        self._epoch_rng = None
+        if isinstance(seed, Tensor):
+            raise TypeError("minitf's Dataset.shuffle takes a Python int seed, not the "
+                            "tensor %s" % seed.name)
+        seed, seed2 = get_seed(seed)
+        self._seeds = (0 if seed is None else int(seed), 0 if seed2 is None else int(seed2))
+        self._reshuffle = reshuffle_each_iteration is None or bool(reshuffle_each_iteration)
 
-    def _rng(self):
-        s1, s2 = self._seeds
-        if s1 is None and s2 is None:
-            return np.random.default_rng()
-        if not self._reshuffle:
-            return np.random.Generator(np.random.Philox(key=[s1, s2]))
-        if self._epoch_rng is None:
-            self._epoch_rng = np.random.Generator(np.random.Philox(key=[s1, s2]))
-        return np.random.Generator(np.random.Philox(key=[int(self._epoch_rng.integers(2**62)),
-                                                         s2]))
+    def _iterator_seeds(self, values):
+        """The seeds of the next iterator over this dataset. The seed generator
+        belongs to this pipeline instance, so it is kept in its ``values``."""
+        key = ("shuffle seed generator", self)
+        generator = values.get(key)
+        if generator is None:
+            seed, seed2 = self._seeds
+            if seed == 0 and seed2 == 0:    # TF's RandomSeeds: fresh random seeds
+                seed, seed2 = nondeterministic_seeds()
+            generator = PhiloxWords(seed, seed2) if self._reshuffle else (seed, seed2)
+            values[key] = generator
+        if self._reshuffle:
+            return generator(), generator()
+        return generator
 
     def _generate(self, values):
-        rng = self._rng()
-        buffer = []
+        words = PhiloxWords(*self._iterator_seeds(values))
+        size = self._buffer_size
+        ring = [None] * size
+        start = end = 0                   # buffered elements: ring[start % size .. end % size)
         source = self._input._generate(values)
         exhausted = False
         while True:
-            while not exhausted and len(buffer) < self._buffer_size:
+            while not exhausted and end - start < size:
                 try:
-                    buffer.append(next(source))
+                    ring[end % size] = next(source)
+                    end += 1
                 except StopIteration:
                     exhausted = True
-            if not buffer:
+            if end == start:
                 return
-            i = int(rng.integers(len(buffer)))
-            buffer[i], buffer[-1] = buffer[-1], buffer[i]
-            yield buffer.pop()
+            index = (start + words() % (end - start)) % size
+            element = ring[index]
+            ring[index] = ring[start % size]
+            ring[start % size] = None
+            start += 1
+            yield element
 
 
 class SkipDataset(_UnaryDataset):
@@ -662,3 +696,8 @@ class ZipDataset(Dataset):
                 except StopIteration:
                     return
             yield element
+
+
+# At the end, not the top: ``remote`` reads this module's classes (a pipeline's
+# wire description, for iterators in remote sessions).
+from minitf.data import remote  # noqa: E402

@@ -127,8 +127,14 @@ class RemoteRuntime:
             self._cancel(step)
 
     def list_devices(self):
+        """The devices this session can use: the master's own and those of the
+        tasks its ``ConfigProto.device_filters`` keep (as in TF)."""
         if self.devices is None:
-            reply, _ = self.channel.call({"op": protocol.LIST_DEVICES}, deadline=None)
+            deadline = self._deadline()[0]
+            reply, _ = self.channel.call(
+                {"op": protocol.LIST_DEVICES, "config": protocol.config_to_wire(self.config),
+                 "deadline_ms": protocol.remaining_ms(deadline)},
+                deadline=_with_grace(deadline))
             self.devices = reply["devices"]
         return [protocol.device_from_wire(d) for d in self.devices]
 

@@ -28,17 +28,26 @@ the tests of minitf. The quirks worth knowing:
 * ``job_tasks()`` of a job with no tasks raises ``ValueError`` (``max()`` of an
   empty sequence), as in TF.
 
-There is no protobuf in minitf: :meth:`ClusterSpec.as_cluster_def` returns a
-plain dict shaped like TF's ``ClusterDef`` message (and msgpack-able, so it can
-travel on the wire): ``{"job": [{"name": "ps", "tasks": {0: "host:port"}}]}``,
-jobs sorted by name, names and addresses as ``str``.
-:meth:`ClusterSpec.from_cluster_def` reads one back.
+:meth:`ClusterSpec.as_cluster_def` returns TF's ``ClusterDef`` protocol
+buffer (from the tensorboard package, ``minitf/framework/protos.py``), jobs
+sorted by name; ``ClusterSpec(cluster_def)`` accepts one (TF's or that).
+Inside, minitf keeps the same data as a plain dict (msgpack-able, so it can
+travel on the wire): ``{"job": [{"name": "ps", "tasks": {0: "host:port"}}]}``;
+:meth:`ClusterSpec.from_cluster_def` reads such a dict back.
 
 minitf extras (not in TF): :meth:`ClusterSpec.task_names`,
 :meth:`ClusterSpec.device_prefix`, :meth:`ClusterSpec.from_cluster_def`.
 """
 
+from minitf.framework.protos import proto
+
 __all__ = ["ClusterSpec"]
+
+
+def _is_cluster_def_proto(value):
+    """TF's ClusterDef message (tensorboard's copy or TensorFlow's own)."""
+    descriptor = getattr(value, "DESCRIPTOR", None)
+    return descriptor is not None and descriptor.full_name.endswith(".ClusterDef")
 
 _INT32_MIN = -(2 ** 31)
 _INT32_MAX = 2 ** 31 - 1
@@ -95,9 +104,16 @@ class ClusterSpec:
             # TF copies through the ClusterDef proto: names/addresses become
             # str and jobs come out sorted.
             self._cluster_spec = {}
-            self._cluster_def = cluster.as_cluster_def()
+            self._cluster_def = cluster._plain_cluster_def()
             for job_def in self._cluster_def["job"]:
                 self._cluster_spec[job_def["name"]] = dict(job_def["tasks"])
+        elif _is_cluster_def_proto(cluster):
+            # TF's ClusterDef message (jobs in the message's order).
+            self._cluster_spec = {}
+            for job_def in cluster.job:
+                self._cluster_spec[job_def.name] = {int(i): t for i, t in
+                                                    sorted(job_def.tasks.items())}
+            self._make_cluster_def()
         else:
             raise TypeError("`cluster` must be a dictionary mapping one or more "
                             "job names to lists of network addresses, or a "
@@ -180,8 +196,18 @@ class ClusterSpec:
         return ret
 
     def as_cluster_def(self):
-        """A plain-dict mirror of TF's ``ClusterDef`` proto (fresh copy each
-        call): ``{"job": [{"name": str, "tasks": {int: str}}, ...]}``, sorted."""
+        """TF's ``ClusterDef`` protocol buffer of this cluster (a fresh one each
+        call): one ``job`` per job name, sorted, each with its ``tasks`` map."""
+        cluster_def = proto("cluster_pb2").ClusterDef()
+        for j in self._cluster_def["job"]:
+            job = cluster_def.job.add(name=j["name"])
+            for i, address in sorted(j["tasks"].items()):
+                job.tasks[i] = address
+        return cluster_def
+
+    def _plain_cluster_def(self):
+        """The same as a plain dict (fresh copy):
+        ``{"job": [{"name": str, "tasks": {int: str}}, ...]}``, sorted."""
         return {"job": [{"name": j["name"], "tasks": dict(sorted(j["tasks"].items()))}
                         for j in self._cluster_def["job"]]}
 

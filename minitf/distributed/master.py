@@ -35,7 +35,7 @@ import time
 from minitf.framework import errors
 from minitf.framework.device_spec import DeviceSpec
 from minitf.framework.graph import Graph
-from minitf.runtime.config import ConfigProto, Transfer, check_supported
+from minitf.runtime.config import Transfer, check_supported
 from minitf.runtime.executor import prune
 from minitf.runtime.placer import Placer
 from minitf.runtime.plan_cache import PlanCache
@@ -353,7 +353,8 @@ class MasterService:
 
     def _list_devices(self, header, tensors, peer):
         deadline = deadline_from_ms(header.get("deadline_ms"))
-        devices = self.cluster_devices(ConfigProto(), deadline, peer)
+        devices = self.cluster_devices(protocol.config_from_wire(header.get("config")),
+                                       deadline, peer)
         return {"devices": [protocol.device_to_wire(d) for d in devices]}, []
 
     def shutdown(self):

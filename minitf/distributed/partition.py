@@ -18,10 +18,15 @@ The result is plain node defs (see ``protocol.py``) ready to ship.
 import numpy as np
 
 from minitf.distributed import protocol
+from minitf.framework import errors
+from minitf.framework.op_def import ENTERS, EXITS
+from minitf.ops.array_ops import IDENTITY
 from minitf.ops.compression_ops import DEQUANTIZE_LINEAR8, QUANTIZE_LINEAR8
+from minitf.ops.control_flow_ops import ENTER, LOOP_COND, MERGE, NEXT_ITERATION, SWITCH
 from minitf.ops.core import CONST
 from minitf.ops.math_ops import CAST
 from minitf.ops.sendrecv_ops import ARG, RECV, SEND
+from minitf.runtime import frames
 
 
 class PartitionSpec:
@@ -80,9 +85,11 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
     tail = {}   # task -> _Send nodes (after everything they read)
     recv_of = {}  # (tensor or ("ctl", op), task) -> (recv name, output index)
     sent = set()
+    loops = _Loops(ordered, fed)
+    recv_frames = {}   # (task, recv name) -> the while-loop frame it receives in
 
     def add_recv(task, src_device, dst_device, tensor_name, dtype, shape, suffix="",
-                 extra_attrs=None):
+                 extra_attrs=None, frame=None):
         key = "%s;%s;%s%s" % (tensor_name, src_device.name, dst_device.name, suffix)
         name = "_recv_%s_%s%s" % (_safe(tensor_name), _safe(dst_device.name),
                                   suffix.replace("#", "_"))
@@ -95,6 +102,8 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
             "name": name, "op": RECV.name, "inputs": [], "control": [], "device": "",
             "assigned": dst_device.name, "colocation": [], "attrs": attrs,
             "out": [[dtype, shape]]})
+        if frame is not None:
+            recv_frames[(task, name)] = frame
         return key, name
 
     def add_node(where, task, name, op_type, inputs, device, attrs, out):
@@ -109,8 +118,10 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
         task, src_task = dst_device.task_name, src_device.task_name
         shape = _shape_list(t.shape)
         dtype = t.dtype.base_dtype.name
+        frame = loops.value_frame(t.op)
         if not compression or dtype != "float32":
-            key, recv = add_recv(task, src_device, dst_device, t.name, dtype, shape)
+            key, recv = add_recv(task, src_device, dst_device, t.name, dtype, shape,
+                                 frame=frame)
             add_send(src_task, src_device, [pname, index], key, t.name)
             return recv
         base = _safe(t.name) + "_" + _safe(dst_device.name)
@@ -121,7 +132,7 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                                         "DstT": {"dtype": "bfloat16"},
                                         "T": {"dtype": "float32"}}, [["bfloat16", shape]])
             key, recv = add_recv(task, src_device, dst_device, t.name, "bfloat16", shape,
-                                 extra_attrs=orig)
+                                 extra_attrs=orig, frame=frame)
             add_send(src_task, src_device, [enc, 0], key, t.name)
             return add_node(head, task, "_decompress_" + base, CAST.name, [[recv, 0]],
                             dst_device, {"SrcT": {"dtype": "bfloat16"},
@@ -135,7 +146,8 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                                                   ("#lo", "float32", []),
                                                   ("#scale", "float32", []))):
             key, recv = add_recv(task, src_device, dst_device, t.name, dt, shp, suffix,
-                                 extra_attrs=orig if slot == 0 else {"aux": True})
+                                 extra_attrs=orig if slot == 0 else {"aux": True},
+                                 frame=frame)
             add_send(src_task, src_device, [enc, slot], key, t.name)
             parts.append([recv, 0])
         return add_node(head, task, "_dequantize_" + base, DEQUANTIZE_LINEAR8.name, parts,
@@ -198,13 +210,16 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                               "dtype": {"dtype": "bool"}},
                     "out": [["bool", []]]})
                 src_spec.tensors.append(np.array(True))
-                key, recv_name = add_recv(task, src_device, device, "^" + c.name, "bool", [])
+                key, recv_name = add_recv(task, src_device, device, "^" + c.name, "bool", [],
+                                          frame=loops.value_frame(c))
                 add_send(src_device.task_name, src_device, [token, 0], key, "^" + c.name)
                 recv_of[cache_key] = recv_name
             new_control.append(recv_of[cache_key])
         nd["control"] = new_control
         spec.nodes.append(nd)
 
+    if loops.frames:
+        _add_loop_control(loops, assigned, recv_frames, head, tail, spec_for, cross, recv_of)
     for t in fetches:
         if t in fed:
             continue
@@ -212,3 +227,134 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
     for task, spec in specs.items():
         spec.nodes = head.get(task, []) + spec.nodes + tail.get(task, [])
     return specs
+
+
+# -- while loops split across tasks ------------------------------------------------------------
+class _Loops:
+    """The while-loop frames of a step's ops (runtime/frames.py's rule)."""
+
+    def __init__(self, ordered, fed):
+        index = {op: i for i, op in enumerate(ordered)}
+        successors = [[] for _ in ordered]
+        has_pred = [False] * len(ordered)
+        for i, op in enumerate(ordered):
+            preds = [t.op for t in op._inputs if t not in fed] + list(op._control_inputs)
+            for p in preds:
+                if p in index:
+                    successors[index[p]].append(i)
+                    has_pred[i] = True
+        move = [op.op_def.frame_move for op in ordered]
+        child = [op.get_attr("frame_name") if m == ENTERS else None
+                 for op, m in zip(ordered, move)]
+        self.frames = {}
+        self.parent = {}
+        self.loop_cond = {}
+        self.parallel = {}
+        if not any(move):
+            return
+        frame_of = frames.assign_frames(successors, move, child,
+                                        [i for i in range(len(ordered)) if not has_pred[i]],
+                                        lambda i: ordered[i].name)
+        for i, op in enumerate(ordered):
+            self.frames[op] = frame_of[i]
+            if move[i] == ENTERS:
+                self.parent[child[i]] = frame_of[i]
+                self.parallel[child[i]] = op.get_attr("parallel_iterations")
+            if op.op_def is LOOP_COND:
+                self.loop_cond[frame_of[i]] = op
+        self.move = dict(zip(ordered, move))
+        self.child = dict(zip(ordered, child))
+
+    def value_frame(self, op):
+        """The frame ``op``'s outputs live in (an Enter's: the loop it enters)."""
+        if not self.frames:
+            return None
+        frame = self.frames[op]
+        move = self.move[op]
+        if move == ENTERS:
+            return self.child[op]
+        if move == EXITS:
+            return self.parent[frame]
+        return frame
+
+
+def _add_loop_control(loops, assigned, recv_frames, head, tail, spec_for, cross, recv_of):
+    """TF's AddControlFlow (graph_partition.cc): every task that runs part of a
+    loop without running the loop's condition gets a *control loop* of its own,
+    ``Enter -> Merge -> Switch(pred) -> Identity -> NextIteration``, whose pred
+    is the condition received from its task in every iteration: it makes the
+    iterations of the loop's frame on that task. Every ``_Recv`` inside a loop
+    then waits on its task's anchor for that frame (that control loop's Merge,
+    or the ``LoopCond`` itself on the condition's task), so it runs once per
+    iteration, with a key of its own (ops/sendrecv_ops.py adds frame and
+    iteration)."""
+    devices_in = {}     # (frame, task) -> a device of that task with ops of the frame
+    for op, frame in loops.frames.items():
+        f = loops.value_frame(op) if loops.move[op] == ENTERS else frame
+        while f is not None:
+            devices_in.setdefault((f, assigned[op].task_name), assigned[op])
+            f = loops.parent.get(f)
+    anchors = {}
+
+    def anchor(frame, task):
+        key = (frame, task)
+        if key in anchors:
+            return anchors[key]
+        cond = loops.loop_cond.get(frame)
+        if cond is None:
+            raise errors.InvalidArgumentError(None, None, "The while loop %s has no LoopCond "
+                                              "among the ops of this step" % frame)
+        if assigned[cond].task_name == task:
+            anchors[key] = cond.name
+            return cond.name
+        device = devices_in[key]
+        base = "_loop_%s_%s" % (_safe(frame), _safe(task))
+        parent = loops.parent.get(frame)
+        dummy = {"name": base + "/dummy", "op": CONST.name, "inputs": [], "device": "",
+                 "control": [anchor(parent, task)] if parent is not None else [],
+                 "assigned": device.name, "colocation": [], "out": [["bool", []]],
+                 "attrs": {"value": {"tensor": len(spec_for(task).tensors)},
+                           "dtype": {"dtype": "bool"}}}
+        spec_for(task).tensors.append(np.array(True))
+        routing = [
+            dummy,
+            _node(base + "/Enter", ENTER.name, [[dummy["name"], 0]], device, {
+                "T": {"dtype": "bool"}, "frame_name": frame, "is_constant": False,
+                "parallel_iterations": loops.parallel.get(frame, 10)}),
+            _node(base + "/Merge", MERGE.name, [[base + "/Enter", 0],
+                                                [base + "/NextIteration", 0]], device,
+                  {"T": {"dtype": "bool"}, "N": 2}, out=[["bool", []], ["int32", []]]),
+        ]
+        anchors[key] = base + "/Merge"
+        t = cond.outputs[0]
+        if (t, task) not in recv_of:
+            recv_of[(t, task)] = cross(t, cond.name, 0, assigned[cond], device)
+        pred = recv_of[(t, task)]
+        routing += [
+            _node(base + "/Switch", SWITCH.name, [[base + "/Merge", 0], [pred, 0]], device,
+                  {"T": {"dtype": "bool"}}, out=[["bool", []], ["bool", []]]),
+            _node(base + "/Identity", IDENTITY.name, [[base + "/Switch", 1]], device,
+                  {"T": {"dtype": "bool"}}),
+            _node(base + "/NextIteration", NEXT_ITERATION.name, [[base + "/Identity", 0]],
+                  device, {"T": {"dtype": "bool"}}),
+        ]
+        tail.setdefault(task, []).extend(routing)
+        return anchors[key]
+
+    gated = set()
+    while True:      # (making a control loop adds the Recv of its condition)
+        todo = [(k, f) for k, f in recv_frames.items() if f is not None and k not in gated]
+        if not todo:
+            break
+        for (task, recv), frame in todo:
+            gated.add((task, recv))
+            gate = anchor(frame, task)
+            for nd in head.get(task, []):
+                if nd["name"] == recv and gate not in nd["control"]:
+                    nd["control"].append(gate)
+
+
+def _node(name, op_type, inputs, device, attrs, out=None):
+    return {"name": name, "op": op_type, "inputs": inputs, "control": [], "device": "",
+            "assigned": device.name, "colocation": [], "attrs": attrs,
+            "out": out or [["bool", []]]}

@@ -17,7 +17,7 @@ RunStep            session, step id, fetches/targets/feeds (names), fed tensors,
 CancelStep         session, step -> {} (Ctrl-C in the client)
 CloseSession       session -> {}
 Reset              containers -> {} (``tf.Session.reset``)
-ListDevices        deadline_ms -> the cluster's devices
+ListDevices        config, deadline_ms -> the devices its device_filters keep
 =================  ====================================================================
 
 Requests to a worker (from a master, and from peers for ``RecvTensor``):
@@ -318,8 +318,8 @@ def _remove_ops(graph, ops):
         del graph._nodes_by_name[op.name]
         for t in op._inputs:
             consumers = graph._consumers.get(t)
-            if consumers and consumers[-1] is op:
-                consumers.pop()
+            if consumers and op in consumers:
+                consumers.remove(op)
                 if not consumers:
                     del graph._consumers[t]
     del graph._nodes_by_id[len(graph._nodes_by_id) - len(ops):]
@@ -327,15 +327,21 @@ def _remove_ops(graph, ops):
 
 def _import_each(graph, node_defs, tensors, created):
     by_name = graph._nodes_by_name
+    later = {nd["name"] for nd in node_defs}
+    forward = []   # (op, input index, name, output index): a while loop's back edge
     for nd in node_defs:
         inputs = []
         for name, index in nd["inputs"]:
             producer = by_name.get(name)
             if producer is None:
-                raise ValueError("node %s reads %s:%d, which is not in the graph"
-                                 % (nd["name"], name, index))
+                if name not in later:
+                    raise ValueError("node %s reads %s:%d, which is not in the graph"
+                                     % (nd["name"], name, index))
+                forward.append((nd["name"], len(inputs), name, index))
+                inputs.append(None)       # filled in below
+                continue
             inputs.append(producer._outputs[index])
-        control = [by_name[c] for c in nd["control"]]
+        control = [by_name[c] for c in nd["control"] if c in by_name]
         attrs = {k: _decode_attr(v, tensors) for k, v in nd["attrs"].items()}
         out = nd["out"]
         op = _raw_op(graph, nd["op"], nd["name"], inputs,
@@ -344,6 +350,15 @@ def _import_each(graph, node_defs, tensors, created):
                      nd["colocation"])
         op._assigned = nd.get("assigned") or ""
         created.append(op)
+    for op, nd in zip(created, node_defs):
+        for c in nd["control"]:
+            if c not in by_name:
+                raise ValueError("node %s waits for %s, which is not in the graph"
+                                 % (nd["name"], c))
+            if by_name[c] not in op._control_inputs:
+                op._control_inputs.append(by_name[c])
+    for name, position, producer, index in forward:
+        by_name[name]._update_input(position, by_name[producer]._outputs[index])
 
 
 def _raw_op(graph, op_type, name, inputs, out_dtypes, out_shapes, attrs, control, device,
@@ -359,6 +374,7 @@ def _raw_op(graph, op_type, name, inputs, out_dtypes, out_shapes, attrs, control
     graph._nodes_by_id.append(op)
     graph._names_in_use[name.lower()] = 1
     for t in inputs:
-        graph._consumers.setdefault(t, []).append(op)
+        if t is not None:
+            graph._consumers.setdefault(t, []).append(op)
     graph._version += 1
     return op

@@ -39,7 +39,7 @@ import sys
 import threading
 import time
 
-from minitf.framework import errors
+from minitf.framework import errors, protos
 from minitf.runtime.config import ConfigProto
 from minitf.runtime.devices import local_devices
 from minitf.distributed import auth, protocol, wire
@@ -47,6 +47,16 @@ from minitf.distributed.cluster_spec import ClusterSpec
 from minitf.distributed.master import MasterService
 from minitf.distributed.rpc import Channel
 from minitf.distributed.worker import WorkerService
+
+def _server_def_class():
+    """TF's ``ServerDef`` (tensorflow_server.proto, not in the tensorboard
+    package), built from its field numbers."""
+    return protos.message_class("minitf.tensorflow.ServerDef", [
+        ("cluster", 1, "message:cluster_pb2.ClusterDef", False),
+        ("job_name", 2, "string", False), ("task_index", 3, "int32", False),
+        ("default_session_config", 4, "message:config_pb2.ConfigProto", False),
+        ("protocol", 5, "string", False), ("port", 6, "int32", False)])
+
 
 STALL_TIMEOUT = 30.0   # seconds a started request frame may pause between bytes
 WATCH_EVERY = 0.2      # seconds between the hang-up watcher's looks at busy connections
@@ -109,8 +119,16 @@ class Server:
                 raise ValueError("Must specify an explicit `task_index`.")
             task_index = indices[0]
         if protocol not in (None, "grpc"):
-            raise ValueError("minitf servers speak their own protocol; use protocol=None "
-                             "or 'grpc' (got %r)" % (protocol,))
+            raise errors.NotFoundError(
+                None, None, "No server factory registered for protocol %r. The available "
+                "server factories are: [ GRPC_SERVER ] (minitf servers speak their own "
+                "protocol under TF's name 'grpc'; use protocol=None or 'grpc')" % (protocol,))
+        if job_name not in cluster.jobs:
+            raise errors.InternalError(None, None, 'Job "%s" was not defined in cluster'
+                                       % job_name)
+        if int(task_index) not in cluster.task_indices(job_name):
+            raise errors.InternalError(None, None, 'Task %d was not defined in job "%s"'
+                                       % (int(task_index), job_name))
         self._cluster = cluster
         self.job_name = job_name
         self.task_index = int(task_index)
@@ -138,15 +156,21 @@ class Server:
 
     @property
     def server_def(self):
-        return {"cluster": self._cluster.as_cluster_def(), "job_name": self.job_name,
-                "task_index": self.task_index, "protocol": "grpc"}
+        """TF's ``ServerDef`` message: the cluster, this task's job name and
+        index, and the protocol (``"grpc"``, what TF names its RPC stack;
+        minitf's own wire protocol stands in for it)."""
+        server_def = _server_def_class()(job_name=self.job_name, task_index=self.task_index,
+                                         protocol="grpc")
+        server_def.cluster.CopyFrom(self._cluster.as_cluster_def())
+        return server_def
 
     @staticmethod
     def create_local_server(config=None, start=True):
-        """A one-task server on a free loopback port (job ``local``)."""
+        """A one-task server on a free loopback port, in job ``localhost`` as in
+        TF, so its devices are named ``/job:localhost/replica:0/task:0/...``."""
         port = _free_port()
-        return Server({"local": ["localhost:%d" % port]}, job_name="local", task_index=0,
-                      config=config, start=start)
+        return Server({"localhost": ["localhost:%d" % port]}, job_name="localhost",
+                      task_index=0, config=config, start=start)
 
     def start(self):
         """Start listening (a second call does nothing)."""
@@ -442,6 +466,31 @@ def _free_port(host="127.0.0.1"):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
+                         ps_config=None):
+    """``tf.test.create_local_cluster``: ``num_workers`` worker and ``num_ps``
+    ps servers, all started in this process on free loopback ports, as TF does.
+
+    Returns ``(worker_servers, ps_servers)``; ``tf.Session(worker_servers[0].target)``
+    runs a graph on the whole cluster. The same call works on real TF (it needs
+    the ``portpicker`` package there), which is why lessons start their
+    in-process clusters with it. Servers in one process share its cores and
+    die with it; ``minitf.distributed.LocalCluster`` starts each task as its own
+    process instead.
+    """
+    if int(num_workers) < 0 or int(num_ps) < 0:
+        raise ValueError("create_local_cluster needs num_workers >= 0 and num_ps >= 0 "
+                         "(got %r and %r)" % (num_workers, num_ps))
+    cluster = ClusterSpec({
+        "worker": ["localhost:%d" % _free_port() for _ in range(int(num_workers))],
+        "ps": ["localhost:%d" % _free_port() for _ in range(int(num_ps))]})
+    workers = [Server(cluster, job_name="worker", task_index=i, protocol=protocol,
+                      config=worker_config, start=True) for i in range(int(num_workers))]
+    ps_servers = [Server(cluster, job_name="ps", task_index=i, protocol=protocol,
+                         config=ps_config, start=True) for i in range(int(num_ps))]
+    return workers, ps_servers
 
 
 def _after_fork_in_child():

@@ -41,7 +41,7 @@ from minitf.runtime.executor import Plan
 from minitf.runtime.step import StepState
 from minitf.runtime.plan_cache import PlanCache
 from minitf.runtime.rendezvous import Rendezvous
-from minitf.runtime.resource_manager import ResourceManager
+from minitf.runtime.resource_manager import DEFAULT_CONTAINER, ResourceManager
 from minitf.runtime.thread_pools import pools_for
 from minitf.runtime.config import fold_constants, fuse_elementwise
 from minitf.runtime.tracing import Trace
@@ -271,12 +271,12 @@ class WorkerService:
             step.cancelled.set()
 
     def reset(self, containers):
+        """Drop ``containers`` on every device; with none named, only the default
+        container goes (what TF's workers really do): state made under
+        ``tf.container("name")`` survives until that name is reset."""
         for rm in self.resources.values():
-            if containers is None:
-                rm.clear()
-            else:
-                for c in containers:
-                    rm.cleanup(c)
+            for c in containers or [DEFAULT_CONTAINER]:
+                rm.cleanup(c)
 
     def list_state(self, with_values=False):
         """Every resource on this task: ``{device: {container: {name: summary}}}``

@@ -20,6 +20,7 @@ import contextlib
 import re
 import threading
 
+from minitf.framework import graph_def
 from minitf.framework import op_def as _op_def
 from minitf.framework.default_session import session_for
 from minitf.framework.default_stack import DefaultStack
@@ -31,17 +32,21 @@ class GraphKeys:
     """Standard collection names, as in ``tf.GraphKeys``."""
     GLOBAL_VARIABLES = "variables"
     LOCAL_VARIABLES = "local_variables"
+    METRIC_VARIABLES = "metric_variables"
     TRAINABLE_VARIABLES = "trainable_variables"
     MODEL_VARIABLES = "model_variables"
     QUEUE_RUNNERS = "queue_runners"
     GLOBAL_STEP = "global_step"
     SUMMARIES = "summaries"
+    SUMMARY_OP = "summary_op"
     UPDATE_OPS = "update_ops"
     LOSSES = "losses"
     REGULARIZATION_LOSSES = "regularization_losses"
     INIT_OP = "init_op"
     LOCAL_INIT_OP = "local_init_op"
     READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    SUMMARY_OP = "summary_op"
     SAVERS = "savers"
     TRAIN_OP = "train_op"
     COND_CONTEXT = "cond_context"
@@ -146,6 +151,7 @@ class Operation:
         self._id = len(graph._nodes_by_id)
         self._traceback = None
         self._op_def = None       # its row of the op table, set by Graph.create_op
+        self._control_flow_context = None   # the cond branch or while loop it is in
 
     graph = property(lambda self: self._graph)
     type = property(lambda self: self._type)
@@ -200,6 +206,19 @@ class Operation:
     def _add_control_input(self, op):
         if op not in self._control_inputs:
             self._control_inputs.append(op)
+            self._graph._version += 1
+
+    def _update_input(self, index, tensor):
+        """Make input ``index`` read ``tensor`` instead (a while loop's ``Merge``
+        gets its back edge from ``NextIteration`` once the body is built)."""
+        with self._graph._lock:
+            old = self._inputs[index]
+            consumers = self._graph._consumers.get(old, [])
+            if self in consumers:
+                consumers.remove(self)
+            self._inputs = self._inputs[:index] + (tensor,) + self._inputs[index + 1:]
+            self._graph._consumers.setdefault(tensor, []).append(self)
+            self._graph._version += 1
 
     def run(self, feed_dict=None, session=None):
         """Run this op in ``session`` (default: the default session)."""
@@ -250,7 +269,7 @@ class Graph:
         self._unfeedable = set()
         self._unfetchable = set()
         self._seed = None
-        self._random_seed_count = 0  # seedless random ops so far (random_ops.get_seed)
+        self._random_seed_count = 0  # get_seed(None) calls under a graph seed (random_seed.py)
         self._finalized = False
         self._building_function = False
         self._version = 0
@@ -277,13 +296,16 @@ class Graph:
         return getattr(self._thread_local, "name_stack", "")
 
     @property
-    def _cond_context(self):
-        """The branch of a ``tf.cond`` being built in this thread, or None."""
-        return getattr(self._thread_local, "cond_context", None)
+    def _control_flow_context(self):
+        """The control-flow construct being built in this thread, or None: a
+        branch of a ``tf.cond`` or the body of a ``tf.while_loop``
+        (ops/control_flow_ops.py, ops/while_loop.py). Every op created while
+        it is set belongs to it and goes through its ``enter`` hook."""
+        return getattr(self._thread_local, "control_flow_context", None)
 
-    @_cond_context.setter
-    def _cond_context(self, value):
-        self._thread_local.cond_context = value
+    @_control_flow_context.setter
+    def _control_flow_context(self, value):
+        self._thread_local.control_flow_context = value
 
     @_name_stack.setter
     def _name_stack(self, value):
@@ -470,6 +492,7 @@ class Graph:
             if c not in current:
                 current.add(c)
                 ops.append(c)
+                c._manual_control_dep = True     # (TF's _has_manual_control_dependencies)
         stack.append(_ControlDependencies(ops))
         try:
             yield
@@ -534,13 +557,12 @@ class Graph:
         """Add an op. Applies the current name, device, control-dependency,
         colocation and container scopes. Returns the new :class:`Operation`.
 
-        Inside a branch of ``tf.cond`` the branch's context first routes each
-        input made outside the branch through a ``Switch`` (control_flow_ops)."""
+        Inside a branch of ``tf.cond`` or a ``tf.while_loop`` the construct's
+        context first routes each input made outside it (through a ``Switch``
+        into a branch, an ``Enter`` into a loop) and adjusts the control
+        inputs (control_flow_ops.py, while_loop.py)."""
         row = _op_def.lookup(op_type)      # an undeclared op type is an error
-        cond = self._cond_context
-        branch_controls = []
-        if cond is not None:
-            inputs, branch_controls = cond.enter(inputs)
+        context = self._control_flow_context
         with self._lock:
             if self._finalized:
                 raise RuntimeError("Graph is finalized and cannot be modified.")
@@ -553,6 +575,14 @@ class Graph:
                 name = name[:-1]
             else:
                 name = self.unique_name(name)
+        if context is not None:
+            # (an Enter made for the op is named after it: ``while/mul/Enter``)
+            inputs = context.capture_inputs(list(inputs), name)
+        with self._lock:
+            controls = self._current_control_inputs(inputs)
+        if context is not None:
+            controls = context.control_inputs(inputs, controls)
+        with self._lock:
             attrs = dict(attrs or {})
             if row.resource and "container" in attrs and \
                     not attrs["container"]:
@@ -561,9 +591,9 @@ class Graph:
             for c in self._colocation_stack:
                 colocation.update(x.decode() for x in c.colocation_groups())
             op = Operation(self, op_type, name, inputs, output_dtypes, output_shapes,
-                           attrs, self._current_control_inputs(inputs) + branch_controls, "",
-                           sorted(colocation))
+                           attrs, controls, "", sorted(colocation))
             op._op_def = row
+            op._control_flow_context = context
             self._apply_device_scopes(op)
             for c in reversed(self._colocation_stack):
                 if c.device:
@@ -573,8 +603,6 @@ class Graph:
                 op._set_device(device)
             self._nodes_by_name[name] = op
             self._nodes_by_id.append(op)
-            if cond is not None:
-                cond.ops.add(op)
             for level in self._control_stack:
                 level.seen.add(op)
             for t in inputs:
@@ -682,6 +710,19 @@ class Graph:
 
     def clear_collection(self, name):
         self._collections.pop(name, None)
+
+    # -- as TF's protocol buffer --------------------------------------------------------
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """This graph as TF's ``GraphDef`` protocol buffer (see
+        ``minitf/framework/graph_def.py``): every op with its requested
+        device, TF's attrs and, with ``add_shapes``, its ``_output_shapes``.
+        ``from_version`` is accepted and, as in TF 2.21, has no effect: TF 2
+        always writes the whole graph."""
+        return graph_def.graph_to_graph_def(self, None, add_shapes)
+
+    @property
+    def graph_def_versions(self):
+        return graph_def.graph_to_graph_def(self, ops=[]).versions
 
     def __repr__(self):
         return "<minitf.Graph with %d ops at %s>" % (len(self._nodes_by_id), hex(id(self)))

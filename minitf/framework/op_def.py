@@ -37,12 +37,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
 __all__ = ["OpDef", "Elementwise", "declare", "lookup", "all_op_defs", "NOT_DIFFERENTIABLE",
-           "ANY", "ALL", "PASS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE"]
+           "ANY", "ALL", "PASS", "CONTROLS", "DEAD", "HOST", "BACKEND", "NOTHING", "ANY_DTYPE",
+           "ENTERS", "EXITS", "NEXT_ITERATION"]
 
 #: ``dead_when`` values: an op is skipped (its outputs are dead, see
 #: runtime/deadness.py) when ANY input is dead (most ops), when ALL are
-#: (``Merge``), or never (PASS: ``_Send`` runs to pass the news on).
-ANY, ALL, PASS = "any", "all", "pass"
+#: (``Merge``), never (PASS: ``_Send`` runs to pass the news on), or only when a
+#: control input is dead (CONTROLS: a dead data input reaches the kernel as
+#: DEAD; a while loop's ``StackPushV2`` saves "this branch did not run").
+ANY, ALL, PASS, CONTROLS = "any", "all", "pass", "controls"
 
 
 class _Dead:
@@ -65,6 +68,13 @@ HOST, BACKEND, NOTHING = "host", "backend", "nothing"
 
 #: In ``devices``: this device type runs the op whatever its dtype.
 ANY_DTYPE = None
+
+#: ``frame_move`` values: where a while loop's routing ops send their output
+#: (see runtime/frames.py). ENTERS: into the loop's frame (``Enter``);
+#: EXITS: out to the enclosing frame (``Exit``); NEXT_ITERATION: to the next
+#: iteration of the same frame (``NextIteration``). Every other op's outputs
+#: stay in the frame and iteration it ran in.
+ENTERS, EXITS, NEXT_ITERATION = "enters", "exits", "next_iteration"
 
 
 class _NotDifferentiable:
@@ -126,7 +136,8 @@ class OpDef:
       gives it its own thread; ``dead_when``/``makes_dead``: tf.cond's dead
       values (see runtime/deadness.py); ``resource``: the op makes a resource
       (a variable, a queue...) whose empty ``container`` attr is filled from
-      ``tf.container``.
+      ``tf.container``; ``frame_move``: ENTERS, EXITS or NEXT_ITERATION for
+      the routing ops of ``tf.while_loop``.
     kernels
       ``devices``: ``{device type: dtype names or ANY_DTYPE}`` - the kernel
       registry is built from this, keyed by (op, device type, dtype);
@@ -139,6 +150,11 @@ class OpDef:
       parity tests (BACKEND kernels).
     elementwise ops
       ``elementwise``: an :class:`Elementwise`.
+    TF's file formats
+      ``to_tf``: ``fn(op, node_def) -> [NodeDef, ...]`` for an op minitf builds
+      differently from TF (a random op keeping its range in attrs): the nodes
+      TF builds for it, written into GraphDefs instead of ``node_def``, so that
+      real TF can import and run the graph (see minitf/framework/graph_def.py).
     """
     name: str
     inputs: tuple = ()
@@ -150,6 +166,7 @@ class OpDef:
     dead_when: str = ANY
     makes_dead: bool = False
     resource: bool = False
+    frame_move: Optional[str] = None
     devices: Mapping[str, object] = field(default_factory=lambda: {"CPU": ANY_DTYPE})
     dtype_attr: Optional[str] = None
     kernel: Optional[Callable] = None
@@ -158,11 +175,15 @@ class OpDef:
     host_memory_outputs: bool = False
     examples: Optional[Callable] = None
     elementwise: Optional[Elementwise] = None
+    to_tf: Optional[Callable] = None
 
     def __post_init__(self):
-        if self.dead_when not in (ANY, ALL, PASS):
-            raise ValueError("%s: dead_when must be 'any', 'all' or 'pass', not %r"
+        if self.dead_when not in (ANY, ALL, PASS, CONTROLS):
+            raise ValueError("%s: dead_when must be 'any', 'all', 'pass' or 'controls', not %r"
                              % (self.name, self.dead_when))
+        if self.frame_move not in (None, ENTERS, EXITS, NEXT_ITERATION):
+            raise ValueError("%s: frame_move must be ENTERS, EXITS or NEXT_ITERATION, not %r"
+                             % (self.name, self.frame_move))
         if self.kernel_reads not in (HOST, BACKEND, NOTHING):
             raise ValueError("%s: kernel_reads must be 'host', 'backend' or 'nothing', not %r"
                              % (self.name, self.kernel_reads))

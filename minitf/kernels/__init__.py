@@ -5,7 +5,9 @@ An op's kernel is part of its row of the op table (``minitf/ops/``): a function
 TF does, and computes with a *backend*, one of three modules with the same
 narrow interface (``unary``, ``binary``, ``reduce``, ``matmul``, ``add_n``,
 ``cast``, ``select``, ``argmax``, ``argmin``, ``softmax``, ``log_softmax``,
-``softmax_xent``, ``sparse_softmax_xent``, the ``apply_*`` updates):
+``softmax_xent``, ``sparse_softmax_xent``, the ``apply_*`` updates, ``conv2d``
+and its two gradients, ``max_pool``/``avg_pool`` and theirs, ``fused_batch_norm``
+and its gradient, ``bias_add``):
 
 * :mod:`minitf.kernels.cpu` -- Numba-compiled loop nests (serial for small
   inputs, multi-threaded for large ones);

@@ -107,8 +107,17 @@ def cases(row, device_type="CPU", only=None):
     return out
 
 
+class _ExampleContext:
+    """The kernel context of an example run: a session state of its own (a random
+    op starts its stream afresh), no resources, device or step."""
+    resources = device = step = None
+
+    def __init__(self):
+        self.session_state = {}
+
+
 def run(case, backend):
     """The outputs of ``case``'s op computed by its row's kernel with ``backend``."""
     compute = case.row.kernel(case.op, backend)
-    return compute(None, [np.array(x, copy=True) if isinstance(x, np.ndarray) else x
-                          for x in case.inputs])
+    return compute(_ExampleContext(), [np.array(x, copy=True) if isinstance(x, np.ndarray)
+                                       else x for x in case.inputs])

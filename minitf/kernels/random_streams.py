@@ -29,13 +29,23 @@ Multinomial           ``256 * batch * 2 * ceil4(num_samples)``; nothing for
                       an empty output
 ====================  ==================================================
 
-Usage by an op kernel (one ``GuardedPhiloxRandom`` per op per session)::
+Usage by an op kernel (one ``GuardedPhiloxRandom`` per op per session; the
+ops in ``minitf/ops/random_ops.py`` keep it in the session's state)::
 
-    gen = GuardedPhiloxRandom(op.attrs["seed"], op.attrs["seed2"])   # kernel made
+    gen = GuardedPhiloxRandom(op.attrs["seed"], op.attrs["seed2"])   # first run
     out = random_uniform(gen, shape, np.float32)                     # each run
 
-The functions validate their inputs with TF's messages and return numpy
-arrays of the output's shape and dtype.
+The functions validate their inputs with TF's messages and return arrays of
+the output's shape and dtype. What computes the samples from a reserved
+position is the ``fill`` module they are given: the CPU's Numba kernels
+(:mod:`minitf.kernels.cpu.random_fill`, the default, imported on first use),
+the numpy reference, or the CUDA kernels; the bookkeeping here is the same for all three, which is
+why a virtual or a real GPU draws the CPU's numbers.
+
+Two other users of TF's streams draw one 32-bit word at a time
+(:class:`PhiloxWords`, TF's ``SingleSampleAdapter``): a ``RandomShuffleQueue``
+picks the element each dequeue takes, and tf.data's ``shuffle`` the element
+each ``get_next`` takes from its buffer.
 """
 
 import math
@@ -47,7 +57,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import random_fill
+from minitf.kernels.threads import kernel_threads
 
 _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
@@ -116,11 +126,58 @@ class GuardedPhiloxRandom:
         return self.reserve_samples128(int(output_count) * int(multiplier))
 
 
+def philox_block(key, counter):
+    """One Philox4x32-10 block: four 32-bit words from a 64-bit key and a 128-bit
+    counter (plain Python; :mod:`minitf.kernels.cpu.philox` has the loop nests
+    that make millions of them). Each round multiplies two counter words by
+    fixed constants and mixes the halves of the products with the other two
+    words and the key; the key is raised by two constants between rounds."""
+    c0, c1 = counter & 0xFFFFFFFF, (counter >> 32) & 0xFFFFFFFF
+    c2, c3 = (counter >> 64) & 0xFFFFFFFF, (counter >> 96) & 0xFFFFFFFF
+    k0, k1 = key & 0xFFFFFFFF, (key >> 32) & 0xFFFFFFFF
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & 0xFFFFFFFF,
+                          (p0 >> 32) ^ c3 ^ k1, p0 & 0xFFFFFFFF)
+        k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    return c0, c1, c2, c3
+
+
+class PhiloxWords:
+    """32-bit words one at a time from a Philox stream: TF's
+    ``SingleSampleAdapter<PhiloxRandom>``.
+
+    It computes a block when the previous one is used up and hands its four
+    words out in order, so word ``i`` is word ``i % 4`` of block ``i // 4``.
+    Not locked: its owner (a queue, a shuffle buffer) already holds a lock.
+    Seeds are taken as they are; ``(0, 0)`` is a stream like any other (the
+    owners replace it with random seeds first, as TF's do).
+    """
+
+    def __init__(self, seed, seed2):
+        self._position = PhiloxRandom.from_seeds(seed, seed2)
+        self._block = ()
+        self._used = 4
+
+    def __call__(self):
+        """The next word (an int in ``[0, 2**32)``)."""
+        if self._used == 4:
+            self._block = philox_block(*self._position)
+            self._position = self._position.skip(1)
+            self._used = 0
+        word = self._block[self._used]
+        self._used += 1
+        return word
+
+
 # ------------------------------------------------------------ shapes ----
 
 def output_shape(shape):
-    """The output shape from a ``shape`` input (a 1-D int32/int64 array), as TF checks it."""
-    shape = np.asarray(shape)
+    """The output shape from a ``shape`` input (a 1-D int32/int64 array), as TF checks it.
+
+    A Python list or tuple (``[2, 3]``, ``[]``) is taken as int64."""
+    shape = np.asarray(shape) if isinstance(shape, np.ndarray) else \
+        np.asarray(shape, np.int64)
     if shape.ndim != 1 or shape.dtype not in (np.int32, np.int64):
         if shape.ndim != 1:
             raise InvalidArgumentError(None, None, "shape must be a vector of {int32,int64}, "
@@ -143,34 +200,42 @@ def _size(shape):
 
 # --------------------------------------------------------- the op kernels ----
 
-def random_uniform(generator, shape, dtype):
+def _fill(fill):
+    """The module that samples: ``fill``, else the CPU's Numba kernels."""
+    if fill is not None:
+        return fill
+    from minitf.kernels.cpu import random_fill   # lazy: Numba's start-up and cache set-up
+    return random_fill
+
+
+def random_uniform(generator, shape, dtype, fill=None):
     """``RandomUniform``: floats in [0, 1) of ``shape`` (``tf.random_uniform`` then
     scales them with ordinary ops)."""
-    shape = tuple(shape)
+    shape = output_shape(shape)
     n = _size(shape)
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return random_fill.uniform(philox, n, dtype).reshape(shape)
+    return _fill(fill).uniform(philox, n, dtype).reshape(shape)
 
 
-def random_standard_normal(generator, shape, dtype):
+def random_standard_normal(generator, shape, dtype, fill=None):
     """``RandomStandardNormal``: N(0, 1) samples of ``shape``."""
-    shape = tuple(shape)
+    shape = output_shape(shape)
     n = _size(shape)
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return random_fill.normal(philox, n, dtype).reshape(shape)
+    return _fill(fill).normal(philox, n, dtype).reshape(shape)
 
 
-def truncated_normal(generator, shape, dtype):
+def truncated_normal(generator, shape, dtype, fill=None):
     """``TruncatedNormal``: N(0, 1) samples of ``shape``, redrawn until ``|x| < 2``."""
-    shape = tuple(shape)
+    shape = output_shape(shape)
     n = _size(shape)
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return random_fill.truncated_normal(philox, n, dtype).reshape(shape)
+    return _fill(fill).truncated_normal(philox, n, dtype).reshape(shape)
 
 
-def random_uniform_int(generator, shape, minval, maxval):
+def random_uniform_int(generator, shape, minval, maxval, fill=None):
     """``RandomUniformInt``: integers in ``[minval, maxval)`` of ``minval``'s dtype."""
-    shape = tuple(shape)
+    shape = output_shape(shape)
     minval, maxval = np.asarray(minval), np.asarray(maxval)
     for name, v in (("minval", minval), ("maxval", maxval)):
         if v.ndim != 0:
@@ -185,17 +250,17 @@ def random_uniform_int(generator, shape, minval, maxval):
     if not lo < hi:
         raise InvalidArgumentError(None, None, "Need minval < maxval, got %d >= %d" % (lo, hi))
     philox = generator.reserve_random_outputs(n, RESERVED_PER_OUTPUT)
-    return random_fill.uniform_int(philox, n, lo, hi, dtype).reshape(shape)
+    return _fill(fill).uniform_int(philox, n, lo, hi, dtype).reshape(shape)
 
 
-def random_shuffle(generator, value):
+def random_shuffle(generator, value, fill=None):
     """``RandomShuffle``: ``value`` with its first dimension shuffled (any dtype)."""
     value = np.asarray(value)
     if value.size <= 1 or value.ndim == 0 or value.shape[0] <= 1:
         return value                    # TF passes the input through, drawing nothing
     rows = value.shape[0]
     philox = generator.reserve_samples32(rows - 1)
-    return value[random_fill.shuffle_permutation(philox, rows)]
+    return value[_fill(fill).shuffle_permutation(philox, rows)]
 
 
 def default_num_threads():
@@ -205,11 +270,13 @@ def default_num_threads():
     return os.cpu_count() or 1
 
 
-def multinomial(generator, logits, num_samples, output_dtype=np.int64, num_threads=None):
+def multinomial(generator, logits, num_samples, output_dtype=np.int64, num_threads=None,
+                fill=None):
     """``Multinomial``: ``[batch, num_samples]`` class indices drawn from ``logits``.
 
     ``num_threads`` is the session's intra-op thread count (TF's
-    ``intra_op_parallelism_threads``; None: TF's default,
+    ``intra_op_parallelism_threads``; None: the calling thread's kernel budget,
+    :func:`minitf.kernels.threads.kernel_threads`, else TF's default,
     :func:`default_num_threads`). TF's numbers depend on it once a batch is
     big enough for TF to split it (see :func:`tf_work_shards`).
     """
@@ -235,9 +302,10 @@ def multinomial(generator, logits, num_samples, output_dtype=np.int64, num_threa
     per_row = (num_samples + 3) // 4 * 4 * 2
     philox = generator.reserve_random_outputs(batch * per_row, RESERVED_PER_OUTPUT)
     cost = int(50 * (num_samples * math.log(classes) / math.log(2) + classes))
-    threads = default_num_threads() if num_threads is None else int(num_threads)
-    shards = tf_work_shards(batch, cost, threads)
-    return random_fill.multinomial(philox, logits, num_samples, shards, output_dtype)
+    if num_threads is None:
+        num_threads = kernel_threads() or default_num_threads()
+    shards = tf_work_shards(batch, cost, int(num_threads))
+    return _fill(fill).multinomial(philox, logits, num_samples, shards, output_dtype)
 
 
 # ------------------------------------------------- TF's split of the work ----

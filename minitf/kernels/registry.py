@@ -163,15 +163,25 @@ def _simulating_cuda():
     return bool(numba.config.ENABLE_CUDASIM)
 
 
+def fits_the_simulator(op, inputs):
+    """Are ``op``'s inputs (and, for an op made from a ``shape`` input such as a
+    random op, its output) at most SIMULATOR_MAX_ELEMENTS elements each?"""
+    if not all(getattr(x, "size", 1) <= SIMULATOR_MAX_ELEMENTS for x in inputs):
+        return False
+    return all(int(np.prod(np.asarray(inputs[i]), dtype=np.int64)) <= SIMULATOR_MAX_ELEMENTS
+               for i, name in enumerate(op.op_def.inputs) if name == "shape" and i < len(inputs))
+
+
 def _small_through_simulated_cuda(cuda_compute, cpu_compute, op):
     """A virtual GPU under the simulator: inputs of at most SIMULATOR_MAX_ELEMENTS
     elements run through the CUDA kernels (the simulator runs every GPU thread
-    in Python, so big ones take the CPU kernels); outputs come back as numpy."""
+    in Python, so big ones take the CPU kernels); outputs come back as numpy.
+    An op made from a ``shape`` input (a random op) is as big as that shape."""
     cuda = backend("cuda")
     dtypes = [t.dtype.base_dtype.np_dtype for t in op.outputs]
 
     def compute(ctx, inputs):
-        if not all(getattr(x, "size", 1) <= SIMULATOR_MAX_ELEMENTS for x in inputs):
+        if not fits_the_simulator(op, inputs):
             return cpu_compute(ctx, inputs)
         outs = cuda_compute(ctx, inputs)
         return [o if not is_device_array(o) and not isinstance(o, np.ndarray) else

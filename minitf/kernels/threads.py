@@ -14,7 +14,11 @@ Two budgets meet here:
   product takes tens of microseconds on one core) waking and synchronising
   those threads costs far more than the arithmetic - and while minitf's
   executor runs ops of two devices at once, the BLAS threads compete with its
-  own. So a small product runs on one thread (:func:`use_threads_for`).
+  own. So a small product runs on one thread (:func:`use_threads_for`). "Small"
+  is generous: below 64M multiply-adds (about a millisecond on one core: an
+  LSTM step's 64x160 by 160x512 product is 5M). Measured on 2 cores with other
+  processes running, OpenBLAS's second thread made that LSTM product 100x
+  slower (9 ms instead of 0.09 ms: its threads spin-wait for a core).
 
 The BLAS switch goes through the library's own ``set_num_threads``, found with
 threadpoolctl once; it costs about a microsecond. Without threadpoolctl or an
@@ -23,7 +27,7 @@ OpenBLAS, nothing changes. Nothing here imports Numba until a budget is set.
 
 import threading
 
-SMALL_PRODUCT = 1 << 22   # multiply-adds below which one thread is faster
+SMALL_PRODUCT = 1 << 26   # multiply-adds below which one thread is faster
 
 _controllers = None
 _lock = threading.Lock()

@@ -1,5 +1,16 @@
-"""``tf.layers``: just enough to build a small MLP (``tf.layers.dense``)."""
+"""``tf.layers``: ``dense`` (here), ``conv2d``, ``max_pooling2d``/``average_pooling2d``,
+``flatten``, ``dropout`` and ``batch_normalization``, with TF's variable names.
 
+Each layer function opens a variable scope named after the layer (``dense``,
+``conv2d_1``...), makes its variables there with ``tf.get_variable`` and
+builds the ops from ``tf.nn``; call it again with the same ``name`` and
+``reuse=True`` to share the variables.
+"""
+
+from minitf.layers.convolutional import conv2d  # noqa: F401
+from minitf.layers.core import dropout, flatten  # noqa: F401
+from minitf.layers.normalization import batch_normalization  # noqa: F401
+from minitf.layers.pooling import average_pooling2d, max_pooling2d  # noqa: F401
 from minitf.ops import init_ops, math_ops
 from minitf.ops.core import convert_to_tensor
 from minitf.ops.variable_scope import get_variable, variable_scope

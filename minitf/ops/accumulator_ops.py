@@ -26,6 +26,7 @@ from minitf.framework import errors
 from minitf.framework.graph import get_default_graph
 from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape, as_shape
+from minitf.ops import math_ops
 from minitf.ops.core import convert_to_tensor, make_op
 
 _POLL = 0.05
@@ -176,7 +177,7 @@ class ConditionalAccumulator:
 
     def apply_grad(self, grad, local_step=0, name=None):
         grad = convert_to_tensor(grad, dtype=self._dtype)
-        step = convert_to_tensor(local_step, dtype=_dtypes.int64)
+        step = math_ops.cast(convert_to_tensor(local_step), _dtypes.int64)   # (as TF)
         return make_op(ACCUMULATOR_APPLY_GRADIENT, [self._handle, step, grad], [], [],
                        name=name or "AccumulatorApplyGradient",
                        attrs={"dtype": self._dtype})
@@ -188,7 +189,7 @@ class ConditionalAccumulator:
                        attrs={"dtype": self._dtype}).outputs[0]
 
     def set_global_step(self, new_global_step, name=None):
-        step = convert_to_tensor(new_global_step, dtype=_dtypes.int64)
+        step = math_ops.cast(convert_to_tensor(new_global_step), _dtypes.int64)
         return make_op(ACCUMULATOR_SET_GLOBAL_STEP, [self._handle, step], [], [],
                        name=name or "AccumulatorSetGlobalStep")
 

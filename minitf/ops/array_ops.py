@@ -12,7 +12,7 @@ Each op is a row of the op table (``minitf/framework/op_def.py``) next to the
 
 import numpy as np
 
-from minitf.framework import dtypes, errors
+from minitf.framework import dtypes, errors, graph_def
 from minitf.framework.graph import Tensor, get_default_graph
 from minitf.framework.op_def import (ANY_DTYPE, BACKEND, NOT_DIFFERENTIABLE, OpDef,
                                      declare)
@@ -20,7 +20,7 @@ from minitf.framework.tensor_shape import TensorShape, as_shape
 from minitf.ops import math_ops, reduction_ops
 from minitf.ops.core import (CONST, EVERY_DEVICE, _holds_tensor, binary_inputs, constant,
                              convert_to_tensor, dt_enum_name, make_op, name_scope, shape_str)
-from minitf.ops.elementwise import FLOAT_NAMES
+from minitf.ops.elementwise import FLOAT_NAMES, NUMBER_NAMES
 
 
 def tf_type_name(dtype):
@@ -326,11 +326,33 @@ def _sum_to_shape_kernel(op, backend):
     return compute
 
 
+def _sum_to_shape_as_tf(op, nd):
+    """TF's way to write it: sum ``grad`` over the axes BroadcastGradientArgs
+    finds between ``shape`` and ``grad``'s shape, then reshape to ``shape``."""
+    name, dt = op.name, op._attrs["T"]
+    grad, shape_in = nd.input[0], nd.input[1]
+    controls = [i for i in nd.input if i.startswith("^")]
+    out = op.outputs[0].shape
+    return [
+        graph_def.new_node(nd, name + "/Shape", "Shape", [grad] + controls,
+                           {"T": dt, "out_type": dtypes.int32}, [TensorShape([None])]),
+        graph_def.new_node(nd, name + "/BroadcastGradientArgs", "BroadcastGradientArgs",
+                           [shape_in, name + "/Shape"], {"T": dtypes.int32},
+                           [TensorShape([None]), TensorShape([None])]),
+        graph_def.new_node(nd, name + "/Sum", "Sum", [grad, name + "/BroadcastGradientArgs"],
+                           {"T": dt, "Tidx": dtypes.int32, "keep_dims": False},
+                           [TensorShape(None)]),
+        graph_def.new_node(nd, name, "Reshape", [name + "/Sum", shape_in],
+                           {"T": dt, "Tshape": dtypes.int32}, [out]),
+    ]
+
+
 #: A minitf op that gradients use when shapes are only known at run time: the
 #: gradient of a broadcast input is summed back to that input's run-time shape.
+#: (TF builds Shape, BroadcastGradientArgs, Sum and Reshape; GraphDefs get those.)
 SUM_TO_SHAPE = declare(OpDef("SumToShape", inputs=("grad", "shape"), attrs=("T",),
                              devices=EVERY_DEVICE, kernel=_sum_to_shape_kernel,
-                             host_memory_inputs=(1,)))
+                             host_memory_inputs=(1,), to_tf=_sum_to_shape_as_tf))
 
 
 def sum_to_shape(grad, shape_tensor, static_shape):
@@ -339,6 +361,37 @@ def sum_to_shape(grad, shape_tensor, static_shape):
     return make_op(SUM_TO_SHAPE, [grad, shape_tensor], [grad.dtype.base_dtype],
                    [static_shape], name="SumToShape",
                    attrs={"T": grad.dtype.base_dtype}).outputs[0]
+
+
+
+# ============================================================= BroadcastGradientArgs ===
+def _broadcast_gradient_args_kernel(op, backend):
+    """The axes to sum each input's gradient over, for two shapes that
+    broadcast together. Shapes are aligned on the right; an input is reduced
+    along every axis where it has size 1 (or no axis at all). Equal shapes
+    need no reduction. This is how TF's gradients undo broadcasting when the
+    shapes are only known at run time (minitf's own gradients use SumToShape)."""
+    def compute(ctx, inputs):
+        s0, s1 = (np.asarray(s).reshape(-1).astype(np.int64) for s in inputs)
+        dt = inputs[0].dtype
+        if s0.tolist() == s1.tolist():
+            return [np.zeros(0, dt), np.zeros(0, dt)]
+        rank = max(len(s0), len(s1))
+        p0 = [1] * (rank - len(s0)) + s0.tolist()
+        p1 = [1] * (rank - len(s1)) + s1.tolist()
+        for a, b in zip(p0, p1):
+            if a != b and a != 1 and b != 1:
+                raise errors.InvalidArgumentError(
+                    None, None, "Incompatible shapes: [%s] vs. [%s]"
+                    % (",".join(map(str, s0)), ",".join(map(str, s1))))
+        return [np.array([j for j, d in enumerate(p) if d == 1], dtype=dt) for p in (p0, p1)]
+    return compute
+
+
+BROADCAST_GRADIENT_ARGS = declare(OpDef(
+    "BroadcastGradientArgs", inputs=("s0", "s1"), attrs=("T",), gradient=NOT_DIFFERENTIABLE,
+    devices=EVERY_DEVICE, kernel=_broadcast_gradient_args_kernel, host_memory_inputs=(0, 1),
+    host_memory_outputs=True))
 
 
 # ================================================================== Where / Select ===
@@ -392,6 +445,65 @@ SELECT = declare(OpDef(
     kernel_reads=BACKEND, examples=_select_examples))
 
 
+def _select_v2_kernel(op, backend):
+    select = backend.select
+
+    def compute(ctx, inputs):
+        c, x, y = (np.asarray(v) for v in inputs)
+        try:
+            shape = np.broadcast_shapes(c.shape, x.shape, y.shape)
+        except ValueError:
+            raise errors.InvalidArgumentError(
+                None, None, "condition [%s], then [%s], and else [%s] must be broadcastable"
+                % tuple(",".join(map(str, v.shape)) for v in (c, x, y))) from None
+        return [select(np.broadcast_to(c, shape), np.broadcast_to(x, shape),
+                       np.broadcast_to(y, shape))]
+    return compute
+
+
+def _select_v2_grad(op, grad):
+    c, x, y = op.inputs
+    zeros = constant(np.zeros((), grad.dtype.base_dtype.np_dtype), name="zeros")
+    return (None, math_ops.unbroadcast(where_v2(c, grad, zeros), x),
+            math_ops.unbroadcast(where_v2(c, zeros, grad), y))
+
+
+#: TF2's ``where``: condition, then and else broadcast against each other.
+SELECT_V2 = declare(OpDef(
+    "SelectV2", inputs=("condition", "t", "e"), attrs=("T",), gradient=_select_v2_grad,
+    devices={"CPU": ANY_DTYPE, "GPU": FLOAT_NAMES}, kernel=_select_v2_kernel))
+
+
+def where_v2(condition, x=None, y=None, name=None):
+    """``tf.where_v2(cond, x, y)``: ``x`` where ``cond`` else ``y``, all three
+    broadcast together (``SelectV2``); with only ``cond``, the true indices."""
+    if x is None and y is None:
+        return where(condition, name=name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    with name_scope(name, "SelectV2", [condition, x, y]) as scope:
+        c = convert_to_tensor(condition, name="condition")
+        if c.dtype.base_dtype != dtypes.bool:
+            raise TypeError("Input 'condition' of 'SelectV2' Op has type %s that does not "
+                            "match expected type of bool." % c.dtype.name)
+        x, y = binary_inputs(SELECT_V2.name, x, y)
+        shape = TensorShape(None)
+        if None not in (c.shape.ndims, x.shape.ndims, y.shape.ndims):
+            try:
+                shape = TensorShape(np.broadcast_shapes(
+                    *[tuple(1 if d is None else d for d in t.shape.as_list())
+                      for t in (c, x, y)]))
+            except ValueError:
+                raise ValueError("Dimensions must be equal, but are incompatible for "
+                                 "'{{node %s}}' with input shapes: %s, %s, %s."
+                                 % (scope[:-1], c.shape, x.shape, y.shape)) from None
+            if any(d is None for t in (c, x, y) for d in t.shape.as_list()):
+                shape = TensorShape([None] * len(shape))
+        op = make_op(SELECT_V2, [c, x, y], [x.dtype.base_dtype], [shape], name=scope,
+                     attrs={"T": x.dtype.base_dtype})
+    return op.outputs[0]
+
+
 # ========================================================================== OneHot ===
 def _one_hot_kernel(op, backend):
     axis = op.get_attr("axis")
@@ -436,9 +548,9 @@ def _tile_grad(op, grad):
     """
     x = op.inputs[0]
     dims = _static(x.shape)
-    if dims is None or None in dims:
-        raise LookupError("minitf needs the static shape of %s to differentiate %s"
-                          % (x.name, op.name))
+    if dims is None or None in dims or op.inputs[1].op.op_def is not CONST:
+        raise LookupError("minitf needs the static shape of %s and constant multiples to "
+                          "differentiate %s" % (x.name, op.name))
     reps = [int(r) for r in np.asarray(op.inputs[1].op.get_attr("value")).reshape(-1)]
     interleaved = [v for pair in zip(reps, dims) for v in pair]
     split_ = reshape(grad, interleaved)
@@ -505,9 +617,130 @@ def _gather_kernel(op, backend):
     return compute
 
 
+def _gather_grad(op, grad):
+    """Each gathered slice's gradient goes back to the row it came from, summed
+    where an index repeats. TF returns this as IndexedSlices (only the touched
+    rows); minitf has no sparse tensors, so it is a dense tensor of params'
+    shape: SGD gives the same update, optimizers with slots (momentum...)
+    also decay the untouched rows' slots."""
+    params, indices, axis_t = op.inputs
+    if axis_t.op.op_def is not CONST or params.shape.ndims is None \
+            or indices.shape.ndims is None:
+        raise LookupError("minitf differentiates %s only with a constant axis and inputs of "
+                          "known rank" % op.name)
+    p_rank, i_rank = params.shape.ndims, indices.shape.ndims
+    axis = int(axis_t.op.get_attr("value")) % p_rank
+    static = _static(params.shape)
+    p_shape = constant(np.array(static, np.int32)) if static is not None else shape(params)
+    flat = reshape(indices, [-1])
+    others = [d for d in range(p_rank) if d != axis]
+    if axis:        # bring the gathered axes to the front, scatter, and move them back
+        grad = transpose(grad, list(range(axis, axis + i_rank)) + list(range(axis)) +
+                         list(range(axis + i_rank, i_rank + p_rank - 1)))
+        p_shape = gather(p_shape, [axis] + others) if static is None else constant(
+            np.array([static[axis]] + [static[d] for d in others], np.int32))
+    rest = p_shape[1:]
+    values = reshape(grad, concat([constant(np.array([-1], np.int32)), rest], 0)) \
+        if static is None else reshape(grad, [-1] + [static[d] for d in others])
+    if indices.dtype.base_dtype != dtypes.int32:
+        p_shape = math_ops.cast(p_shape, indices.dtype.base_dtype)
+    dense = scatter_nd(expand_dims(flat, -1), values, p_shape)
+    if axis:
+        dense = transpose(dense, list(range(1, axis + 1)) + [0] + list(range(axis + 1, p_rank)))
+    return dense, None, None
+
+
 GATHER_V2 = declare(OpDef("GatherV2", inputs=("params", "indices", "axis"),
                           attrs=("Tparams", "Tindices", "Taxis"), dtype_attr="Tparams",
-                          kernel=_gather_kernel))
+                          gradient=_gather_grad, kernel=_gather_kernel))
+
+
+# ========================================================== GatherNd / ScatterNd ===
+def _index_text(batch_shape, i):
+    """TF's position of the ``i``-th index row in a batch of index rows: ``[1,0]``."""
+    return "[%s]" % ",".join(str(c) for c in np.unravel_index(i, batch_shape)) \
+        if batch_shape else "[]"
+
+
+def _gather_nd_kernel(op, backend):
+    """``out[i...] = params[indices[i..., 0], ..., indices[i..., r - 1]]``: each
+    row of ``indices`` picks an element (or a slice) of ``params``."""
+    def compute(ctx, inputs):
+        params, indices = inputs
+        r = indices.shape[-1] if indices.ndim else 0
+        if indices.ndim < 1 or r > params.ndim:
+            raise errors.InvalidArgumentError(
+                None, None, "index innermost dimension length must be <= params rank; saw: "
+                "%d vs. %d" % (r, params.ndim))
+        flat = indices.reshape(-1, r)
+        bad = np.nonzero(((flat < 0) | (flat >= np.array(params.shape[:r]))).any(axis=1))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise errors.InvalidArgumentError(
+                None, None, "indices%s = [%s] does not index into param shape %s"
+                % (_index_text(indices.shape[:-1], i), ", ".join(str(int(v)) for v in flat[i]),
+                   "[%s]" % ",".join(str(d) for d in params.shape)))
+        picked = params[tuple(flat.T)] if r else np.broadcast_to(params, (flat.shape[0],) +
+                                                                 params.shape)
+        return [np.ascontiguousarray(picked.reshape(indices.shape[:-1] + params.shape[r:]))]
+    return compute
+
+
+def _gather_nd_grad(op, grad):
+    params, indices = op.inputs
+    static = _static(params.shape)
+    return scatter_nd(indices, grad, static if static is not None else shape(params)), None
+
+
+GATHER_ND = declare(OpDef(
+    "GatherNd", inputs=("params", "indices"), attrs=("Tparams", "Tindices"),
+    dtype_attr="Tparams", gradient=_gather_nd_grad,
+    devices={"CPU": ANY_DTYPE, "GPU": FLOAT_NAMES + ("int32", "int64")},
+    kernel=_gather_nd_kernel))
+
+
+def _scatter_nd_kernel(op, backend):
+    """A zero tensor of ``shape`` with each row of ``updates`` added at the place
+    its row of ``indices`` names (repeated indices add up)."""
+    def compute(ctx, inputs):
+        indices, updates, shape_ = inputs
+        dims = tuple(int(d) for d in shape_)
+        r = indices.shape[-1] if indices.ndim else 0
+        batch = indices.shape[:-1]
+        if indices.ndim < 1 or r > len(dims):
+            raise errors.InvalidArgumentError(
+                None, None, "Output must have rank at least %d (the innermost dimension of "
+                "indices), got shape %s" % (r, list(dims)))
+        if updates.shape != batch + dims[r:]:
+            raise errors.InvalidArgumentError(
+                None, None, "updates must have shape indices.shape[:-1] + shape[%d:] = %s, "
+                "got %s" % (r, list(batch + dims[r:]), list(updates.shape)))
+        flat = indices.reshape(-1, r)
+        bad = np.nonzero(((flat < 0) | (flat >= np.array(dims[:r]))).any(axis=1))[0]
+        if bad.size:
+            i = int(bad[0])
+            raise errors.InvalidArgumentError(
+                None, None, "indices%s = [%s] does not index into shape %s"
+                % (_index_text(batch, i), ", ".join(str(int(v)) for v in flat[i]),
+                   "[%s]" % ",".join(str(d) for d in dims)))
+        out = np.zeros(dims, dtype=updates.dtype)
+        rows = updates.reshape((-1,) + dims[r:])
+        if out.dtype.kind in "biuf":
+            np.add.at(out, tuple(flat.T), rows)
+        else:
+            out[tuple(flat.T)] = rows
+        return [out]
+    return compute
+
+
+def _scatter_nd_grad(op, grad):
+    return None, gather_nd(grad, op.inputs[0]), None
+
+
+SCATTER_ND = declare(OpDef(
+    "ScatterNd", inputs=("indices", "updates", "shape"), attrs=("T", "Tindices"),
+    gradient=_scatter_nd_grad, devices={"CPU": ANY_DTYPE, "GPU": NUMBER_NAMES},
+    kernel=_scatter_nd_kernel, host_memory_inputs=(2,)))
 
 
 # ======================================================================= Range ===
@@ -828,8 +1061,8 @@ def _filled(kind, shape, dtype, name):
             return fill(run_time[0], zero_or_one, name=scope)
         dims = _static_ints(shape, "shape")
         if dtype == dtypes.string:
-            return constant(np.full(dims, b"", dtype=object), dtype=dtype, name=scope)
-        return constant(np.full(dims, value, dtype=dtype.np_dtype), dtype=dtype, name=scope)
+            return constant(b"", dtype=dtype, shape=dims, name=scope)
+        return constant(value, dtype=dtype, shape=dims, name=scope)
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
@@ -1031,6 +1264,14 @@ def tile(input, multiples, name=None):  # noqa: A002
     """``input`` repeated ``multiples[i]`` times along each axis ``i``."""
     with name_scope(name, "Tile", [input]) as scope:
         x = convert_to_tensor(input, name="input")
+        run_time = _run_time_shape(multiples, "multiples")
+        if run_time is not None:      # multiples computed in the graph
+            reps_t, known = run_time
+            shape = TensorShape(None) if known is None or x.shape.ndims is None else \
+                TensorShape([None if d is None or r is None else d * r
+                             for d, r in zip(x.shape.as_list(), known)])
+            return make_op(TILE, [x, reps_t], [x.dtype.base_dtype], [shape], name=scope,
+                           attrs={"T": x.dtype.base_dtype}).outputs[0]
         reps = _static_ints(multiples, "multiples")
         if x.shape.ndims is not None and len(reps) != x.shape.ndims:
             raise ValueError("Shape must be rank %d but is rank %d for '{{node %s}} = Tile["
@@ -1133,3 +1374,183 @@ def gather(params, indices, axis=0, name=None):
                        [shape], name=scope, attrs={"Tparams": params.dtype.base_dtype,
                                                    "Tindices": indices.dtype.base_dtype}
                        ).outputs[0]
+
+
+# ======================================================= ReverseV2 / ReverseSequence ===
+def _reverse_kernel(op, backend):
+    def compute(ctx, inputs):
+        x, axes = inputs
+        axes = [int(a) % max(x.ndim, 1) for a in np.asarray(axes).reshape(-1)]
+        return [np.ascontiguousarray(np.flip(x, axis=tuple(axes))) if axes else x]
+    return compute
+
+
+def _reverse_grad(op, grad):
+    return reverse(grad, op.inputs[1]), None
+
+
+REVERSE_V2 = declare(OpDef("ReverseV2", inputs=("tensor", "axis"), attrs=("T", "Tidx"),
+                           gradient=_reverse_grad, devices=EVERY_DEVICE,
+                           kernel=_reverse_kernel, host_memory_inputs=(1,)))
+
+
+def reverse(tensor, axis, name=None):
+    """``tensor`` with the order of its elements along each of ``axis`` reversed."""
+    x = convert_to_tensor(tensor, name="tensor")
+    axis = convert_to_tensor(axis, dtype=dtypes.int32, name="axis")
+    return make_op(REVERSE_V2, [x, axis], [x.dtype.base_dtype], [x.shape],
+                   name=name or "ReverseV2",
+                   attrs={"T": x.dtype.base_dtype, "Tidx": axis.dtype.base_dtype}).outputs[0]
+
+
+def _reverse_sequence_kernel(op, backend):
+    seq_dim, batch_dim = op.get_attr("seq_dim"), op.get_attr("batch_dim")
+
+    def compute(ctx, inputs):
+        x, lengths = inputs[0], np.asarray(inputs[1])
+        if lengths.shape != (x.shape[batch_dim],):
+            raise errors.InvalidArgumentError(
+                None, None, "Length of seq_lengths != input.dims(%d), (%d vs. %d)"
+                % (batch_dim, lengths.size, x.shape[batch_dim]))
+        if (lengths > x.shape[seq_dim]).any():
+            raise errors.InvalidArgumentError(
+                None, None, "seq_lens(%d) > input.dims(%d)" % (int(lengths.max()), seq_dim))
+        out = x.copy()
+        for b, n in enumerate(lengths):
+            src = [slice(None)] * x.ndim
+            src[batch_dim], src[seq_dim] = b, slice(int(n) - 1, None, -1) if n else slice(0, 0)
+            dst = [slice(None)] * x.ndim
+            dst[batch_dim], dst[seq_dim] = b, slice(0, int(n))
+            out[tuple(dst)] = x[tuple(src)]
+        return [out]
+    return compute
+
+
+def _reverse_sequence_grad(op, grad):
+    return (reverse_sequence(grad, op.inputs[1], seq_axis=op.get_attr("seq_dim"),
+                             batch_axis=op.get_attr("batch_dim")), None)
+
+
+REVERSE_SEQUENCE = declare(OpDef(
+    "ReverseSequence", inputs=("input", "seq_lengths"),
+    attrs=("seq_dim", "batch_dim", "T", "Tlen"), gradient=_reverse_sequence_grad,
+    kernel=_reverse_sequence_kernel))
+
+
+def reverse_sequence(input, seq_lengths, seq_axis=None, batch_axis=None, name=None,  # noqa: A002
+                     seq_dim=None, batch_dim=None):
+    """Reverse the first ``seq_lengths[b]`` elements along ``seq_axis`` of each
+    batch entry ``b`` (the rest stays in place): a padded batch of sequences,
+    each read backwards (``bidirectional_dynamic_rnn``'s backward direction)."""
+    seq_axis = seq_axis if seq_axis is not None else seq_dim
+    batch_axis = batch_axis if batch_axis is not None else (batch_dim or 0)
+    x = convert_to_tensor(input, name="input")
+    lengths = convert_to_tensor(seq_lengths, name="seq_lengths")
+    return make_op(REVERSE_SEQUENCE, [x, lengths], [x.dtype.base_dtype], [x.shape],
+                   name=name or "ReverseSequence",
+                   attrs={"seq_dim": int(seq_axis), "batch_dim": int(batch_axis),
+                          "T": x.dtype.base_dtype, "Tlen": lengths.dtype.base_dtype}
+                   ).outputs[0]
+
+
+def gather_nd(params, indices, name=None, batch_dims=0):
+    """``params`` indexed by each row of ``indices``: ``gather_nd(x, [[0, 1]])`` is
+    ``[x[0, 1]]``; a row shorter than x's rank picks a slice."""
+    if batch_dims:
+        raise errors.UnimplementedError(None, None, "minitf's gather_nd supports batch_dims=0 "
+                                        "only (got %d)" % batch_dims)
+    with name_scope(name, "GatherNd", [params, indices]) as scope:
+        params = convert_to_tensor(params, name="params")
+        indices = convert_to_tensor(indices, name="indices")
+        if indices.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
+            raise TypeError("Value passed to parameter 'indices' has DataType %s not in list "
+                            "of allowed values: int32, int64" % indices.dtype.name)
+        ishape, pshape = indices.shape, params.shape
+        shape_ = TensorShape(None)
+        if ishape.ndims is not None and ishape.ndims >= 1 and ishape[-1].value is not None \
+                and pshape.ndims is not None:
+            r = ishape[-1].value
+            if r > pshape.ndims:
+                raise ValueError("indices.shape[-1] must be <= params.rank, but saw indices "
+                                 "shape: %s  and params shape: %s for '{{node %s}}'"
+                                 % (shape_str(ishape), shape_str(pshape), scope[:-1]))
+            shape_ = TensorShape(ishape.as_list()[:-1] + pshape.as_list()[r:])
+        op = make_op(GATHER_ND, [params, indices], [params.dtype.base_dtype], [shape_],
+                     name=scope, attrs={"Tparams": params.dtype.base_dtype,
+                                        "Tindices": indices.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def scatter_nd(indices, updates, shape, name=None):  # noqa: A002  (TF's argument name)
+    """A zero tensor of ``shape`` with ``updates`` added at ``indices`` (the
+    inverse of ``gather_nd``; repeated indices add up)."""
+    with name_scope(name, "ScatterNd", [indices, updates]) as scope:
+        indices = convert_to_tensor(indices, name="indices")
+        updates = convert_to_tensor(updates, name="updates")
+        if indices.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
+            raise TypeError("Value passed to parameter 'indices' has DataType %s not in list "
+                            "of allowed values: int32, int64" % indices.dtype.name)
+        shape_t = convert_to_tensor(shape, dtype=indices.dtype.base_dtype, name="shape")
+        out = TensorShape(None)
+        if shape_t.op.op_def is CONST:
+            out = TensorShape([int(d) for d in np.asarray(shape_t.op.get_attr("value"))])
+        elif shape_t.shape.ndims == 1 and shape_t.shape[0].value is not None:
+            out = TensorShape([None] * shape_t.shape[0].value)
+        op = make_op(SCATTER_ND, [indices, updates, shape_t], [updates.dtype.base_dtype], [out],
+                     name=scope, attrs={"T": updates.dtype.base_dtype,
+                                        "Tindices": indices.dtype.base_dtype})
+    return op.outputs[0]
+
+
+def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
+    """The entries (rows, slices) of ``tensor`` where ``mask`` is True; ``mask``
+    covers dimensions ``axis .. axis + mask.rank`` of ``tensor``, which become one
+    dimension of unknown size. As TF builds it: a reshape, ``Where`` on the mask,
+    and a gather."""
+    with name_scope(name, "boolean_mask", [tensor, mask]):
+        tensor = convert_to_tensor(tensor, name="tensor")
+        mask = convert_to_tensor(mask, name="mask")
+        m = mask.shape.ndims
+        if m == 0:
+            raise ValueError("mask cannot be scalar.")
+        if m is None:
+            raise ValueError("Number of mask dimensions must be specified, even if some "
+                             "dimensions are None.  E.g. shape=[None] is ok, but shape=None "
+                             "is not.")
+        axis = 0 if axis is None else int(axis)
+        if tensor.shape.ndims is None:
+            raise ValueError("minitf's boolean_mask needs the rank of %s" % tensor.name)
+        dims = tensor.shape.as_list()
+        covered = TensorShape(dims[axis:axis + m])
+        if not covered.is_compatible_with(mask.shape):
+            raise ValueError("Shapes %s and %s are incompatible" % (covered, mask.shape))
+        if None not in dims[:axis] + dims[axis + m:]:
+            lead = covered.num_elements()
+            tensor = reshape(tensor, dims[:axis] + [-1 if lead is None else lead] +
+                             dims[axis + m:])
+        else:
+            full = shape(tensor)
+            lead = reduction_ops.reduce_prod(full[axis:axis + m], keepdims=True)
+            tensor = reshape(tensor, concat([full[:axis], lead, full[axis + m:]], 0))
+        indices = reshape(where(reshape(mask, [-1])), [-1])
+        return gather(tensor, indices, axis=axis)
+
+
+def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
+    """``mask[i, j] = j < lengths[i]``: which of ``maxlen`` steps each sequence has
+    (``maxlen`` defaults to the longest length)."""
+    with name_scope(name, "SequenceMask", [lengths, maxlen]):
+        lengths = convert_to_tensor(lengths, name="lengths")
+        if maxlen is None:
+            maxlen = reduction_ops.reduce_max(lengths)
+            maxlen = math_ops.maximum(constant(0, dtype=maxlen.dtype.base_dtype), maxlen)
+        else:
+            maxlen = convert_to_tensor(maxlen, name="maxlen")
+        if maxlen.shape.ndims is not None and maxlen.shape.ndims != 0:
+            raise ValueError("maxlen must be scalar for sequence_mask")
+        dt = maxlen.dtype.base_dtype
+        row = range_(constant(0, dtype=dt), maxlen, constant(1, dtype=dt))
+        matrix = math_ops.cast(expand_dims(lengths, -1), dt)
+        result = math_ops.less(row, matrix)
+        dtype = dtypes.as_dtype(dtype)
+        return result if dtype == dtypes.bool else math_ops.cast(result, dtype)

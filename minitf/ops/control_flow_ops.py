@@ -1,10 +1,14 @@
 """Ops that order other ops (``no_op``, ``group``, ``tuple``) and ``tf.cond``."""
 
+import contextlib
+
 import numpy as np
 
 from minitf.framework import dtypes, errors
 from minitf.framework.graph import Operation, Tensor, as_operation, get_default_graph
-from minitf.framework.op_def import ALL, DEAD, NOT_DIFFERENTIABLE, NOTHING, OpDef, declare
+from minitf.framework.op_def import (ALL, DEAD, ENTERS, EXITS, NOT_DIFFERENTIABLE, NOTHING,
+                                     PASS, OpDef, declare)
+from minitf.framework.op_def import NEXT_ITERATION as NEXT_ITERATION_MOVE
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops import array_ops
 from minitf.ops.core import EVERY_DEVICE, convert_to_tensor, make_op, name_scope
@@ -18,6 +22,17 @@ NO_OP = declare(OpDef("NoOp", gradient=NOT_DIFFERENTIABLE, devices=EVERY_DEVICE,
                       kernel=_no_op_kernel))
 
 
+#: TF's ``ControlTrigger``: a NoOp that runs even when its control inputs are dead.
+#: A while loop's gradient orders the stack pushes of one iteration before the
+#: next with it, whichever branch of a cond inside the loop ran.
+CONTROL_TRIGGER = declare(OpDef("ControlTrigger", gradient=NOT_DIFFERENTIABLE, dead_when=PASS,
+                                devices=EVERY_DEVICE, kernel=_no_op_kernel))
+
+
+def control_trigger(name="ControlTrigger"):
+    return make_op(CONTROL_TRIGGER, [], [], [], name=name, graph=get_default_graph())
+
+
 def no_op(name=None):
     """An op that does nothing; useful as a target with control inputs."""
     return make_op(NO_OP, [], [], [], name=name or "NoOp", graph=get_default_graph())
@@ -25,7 +40,13 @@ def no_op(name=None):
 
 def group(*inputs, **kwargs):
     """One op that finishes when all ``inputs`` have run (a NoOp with control
-    inputs). The ``name`` keyword names it."""
+    inputs). The ``name`` keyword names it.
+
+    As in TF, the inputs are grouped by the device they asked for: inputs of
+    one device get one NoOp *on that device*, and with several devices the
+    group is a NoOp whose control inputs are one such NoOp per device (sorted
+    by device name). So grouping updates that live on different tasks waits
+    for one small message per task, not one per update."""
     name = kwargs.pop("name", None)
     if kwargs:
         raise TypeError("Unknown keyword arguments: %s" % ", ".join(kwargs))
@@ -35,16 +56,30 @@ def group(*inputs, **kwargs):
             ops.extend(x)
         else:
             ops.append(x)
-    deps = []
+    on_device = {}            # requested device -> its ops, in the order given
     for x in ops:
         op = as_operation(x)
         if op is None:
             raise TypeError("Expected tf.group() expected Tensor arguments not '%s' with type "
                             "'%s'" % (x, type(x)))
-        deps.append(op)
-    graph = deps[0].graph if deps else get_default_graph()
-    with graph.as_default(), graph.control_dependencies(deps):
-        return no_op(name=name or "group_deps")
+        on_device.setdefault(op.device, []).append(op)
+    graph = ops and as_operation(ops[0]).graph or get_default_graph()
+    with graph.as_default(), name_scope(name, "group_deps", []) as scope:
+        if not on_device:
+            return no_op(name=scope)
+        if len(on_device) == 1:
+            (device, deps), = on_device.items()
+            return _no_op_after(graph, device, deps, scope)
+        per_device = [_no_op_after(graph, device, on_device[device], None)
+                      for device in sorted(on_device)]
+        with graph.control_dependencies(per_device):
+            return no_op(name=scope)
+
+
+def _no_op_after(graph, device, deps, name):
+    """A NoOp on ``device`` that runs after ``deps``."""
+    with graph.control_dependencies(deps), graph.device(device):
+        return no_op(name=name)
 
 
 def tuple_(tensors, name=None, control_inputs=None):
@@ -135,6 +170,41 @@ REF_MERGE = declare(OpDef("RefMerge", inputs=("*inputs",), attrs=("T", "N"),
                           devices=EVERY_DEVICE, kernel=_merge_kernel, kernel_reads=NOTHING))
 
 
+# -- the routing ops of tf.while_loop (ops/while_loop.py builds loops from them) --------------
+# Each passes its input on unchanged; *where* the value goes (into the loop's
+# frame, out of it, to the next iteration) is the row's ``frame_move``, which
+# the executor reads (runtime/frames.py). Gradients of a loop are built for the
+# whole loop at once (ops/while_gradients.py), never op by op.
+
+def _forward_kernel(op, backend):
+    return lambda ctx, inputs: [inputs[0]]
+
+
+def _loop_op_grad(op, *grads):
+    raise LookupError("%s (%s) is part of a tf.while_loop: its gradient is built for the "
+                      "whole loop by minitf/ops/while_gradients.py, never for one routing op"
+                      % (op.name, op.type))
+
+
+def _routing_row(name, frame_move, ref=False, attrs=("T",)):
+    return declare(OpDef(name, inputs=("data",), attrs=attrs, gradient=_loop_op_grad,
+                         ref_inputs=(0,) if ref else (), frame_move=frame_move,
+                         devices=EVERY_DEVICE, kernel=_forward_kernel, kernel_reads=NOTHING))
+
+
+_ENTER_ATTRS = ("T", "frame_name", "is_constant", "parallel_iterations")
+ENTER = _routing_row("Enter", ENTERS, attrs=_ENTER_ATTRS)
+REF_ENTER = _routing_row("RefEnter", ENTERS, ref=True, attrs=_ENTER_ATTRS)
+EXIT = _routing_row("Exit", EXITS)
+REF_EXIT = _routing_row("RefExit", EXITS, ref=True)
+NEXT_ITERATION = _routing_row("NextIteration", NEXT_ITERATION_MOVE)
+REF_NEXT_ITERATION = _routing_row("RefNextIteration", NEXT_ITERATION_MOVE, ref=True)
+#: The loop's condition, marked so that a reader of the graph can find it.
+LOOP_COND = declare(OpDef("LoopCond", inputs=("input",), gradient=NOT_DIFFERENTIABLE,
+                          devices=EVERY_DEVICE, kernel=_forward_kernel, kernel_reads=NOTHING,
+                          host_memory_inputs=(0,), host_memory_outputs=True))
+
+
 def _switch(data, pred, name=None):
     """``(output_false, output_true)``: ``data`` on the side ``pred`` picks."""
     row = REF_SWITCH if data.dtype.is_ref_dtype else SWITCH
@@ -168,31 +238,76 @@ def _common_shape(a, b):
     return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
 
 
-class _CondContext:
+class ControlFlowContext:
+    """A construct being built: a branch of a cond or the body of a while loop.
+
+    ``Graph.create_op`` calls ``capture_inputs`` and ``control_inputs`` for
+    every op made while the context is the graph's ``_control_flow_context``,
+    and records it as the op's ``_control_flow_context``. ``outer`` is the
+    context this one is nested in (None at the top of the graph)."""
+
+    def __init__(self, outer):
+        self.outer = outer
+
+    def contains(self, op):
+        """Whether ``op`` was made inside this construct (or one nested in it)."""
+        context = op._control_flow_context
+        while context is not None:
+            if context is self:
+                return True
+            context = context.outer
+        return False
+
+    def while_context(self):
+        """The innermost while loop this context is in (itself included), or None."""
+        context = self
+        while context is not None and not hasattr(context, "frame_name"):
+            context = context.outer
+        return context
+
+    def entered(self, graph):
+        """A ``with`` block in which new ops of ``graph`` belong to this context."""
+        return in_context(graph, self)
+
+
+@contextlib.contextmanager
+def in_context(graph, context):
+    """A ``with`` block in which new ops of ``graph`` belong to ``context``
+    (None: to no construct, the top level of the graph)."""
+    saved = graph._control_flow_context
+    graph._control_flow_context = context
+    try:
+        yield context
+    finally:
+        graph._control_flow_context = saved
+
+
+class _CondContext(ControlFlowContext):
     """One branch being built: routes outside values through Switch ops."""
 
     def __init__(self, pred, pivot, branch, outer):
-        self.pred, self.pivot, self.branch, self.outer = pred, pivot, branch, outer
-        self.ops = set()
+        super().__init__(outer)
+        self.pred, self.pivot, self.branch = pred, pivot, branch
         self.captured = {}
 
-    def enter(self, inputs):
-        """``(inputs, extra control inputs)`` for an op created in this branch."""
-        inputs = [self.capture(t) for t in inputs]
-        return inputs, ([] if inputs else [self.pivot.op])
+    def capture_inputs(self, inputs, op_name):
+        return [self.capture(t) for t in inputs]
+
+    def control_inputs(self, inputs, controls):
+        """An op with no data inputs waits on the branch's pivot, so it runs
+        only when the branch does."""
+        if self.outer is not None:
+            controls = self.outer.control_inputs(inputs, controls)
+        return controls if inputs else controls + [self.pivot.op]
 
     def capture(self, t):
-        if t.op in self.ops or t.op is self.pivot.op:
+        if self.contains(t.op) or t.op is self.pivot.op:
             return t
         found = self.captured.get(t)
         if found is None:
-            graph = t.graph
-            # Made in the enclosing context (so an outer cond captures it in turn).
-            graph._cond_context = self.outer
-            try:
+            # Made in the enclosing context (so an outer cond or loop captures it in turn).
+            with in_context(t.graph, self.outer):
                 found = _switch(t, self.pred)[self.branch]
-            finally:
-                graph._cond_context = self
             self.captured[t] = found
         return found
 
@@ -237,20 +352,17 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
         pivot_t = identity(p_true, name="switch_t")
         pivots = (identity(p_false, name="switch_f"), pivot_t)
         pred_id = identity(pred, name="pred_id")
-        outer = graph._cond_context
+        outer = graph._control_flow_context
         results = []
         for branch, fn in ((1, true_fn), (0, false_fn)):
             context = _CondContext(pred_id, pivots[branch], branch, outer)
-            graph._cond_context = context
-            try:
+            with context.entered(graph):
                 value = fn()
                 # A result made outside the branch passes through it (an Identity
                 # of its Switch), so that it too is dead when the branch is.
                 flat = [v if isinstance(v, Operation) or (isinstance(v, Tensor) and
-                                                          v.op in context.ops)
+                                                          context.contains(v.op))
                         else identity(convert_to_tensor(v)) for v in _flatten(value)]
-            finally:
-                graph._cond_context = outer
             results.append((value, flat))
         (true_value, true_flat), (false_value, false_flat) = results
         if len(true_flat) != len(false_flat):

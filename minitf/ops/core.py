@@ -178,10 +178,12 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     elements is reshaped to it, as in ``tf.constant([1, 2, 3, 4], shape=[2, 2])``.
     """
     arr = _python_to_numpy(value, dtype)
+    splat = False
     if shape is not None:
         shape = [int(d) for d in (shape.as_list() if isinstance(shape, TensorShape) else shape)]
         if arr.size == 1 and int(np.prod(shape)) != 1:
             arr = np.broadcast_to(arr.reshape(()), shape).copy()
+            splat = True
         elif arr.size == int(np.prod(shape)):
             arr = arr.reshape(shape)
         else:
@@ -195,6 +197,9 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     dt = dtypes.dtype_of_numpy(arr)
     op = make_op(CONST, [], [dt], [TensorShape(arr.shape)], name=name,
                  attrs={"value": arr, "dtype": dt}, graph=get_default_graph())
+    # One value broadcast to a shape (tf.zeros): a GraphDef holds just that
+    # value, as TF writes it (minitf/framework/graph_def.py).
+    op._splat = splat
     return op.outputs[0]
 
 

@@ -20,6 +20,7 @@ queue; dequeue kernels stack elements into batches (padding them for a
 PaddingFIFOQueue).
 """
 
+import hashlib
 import itertools
 
 import numpy as np
@@ -28,10 +29,10 @@ from minitf.framework import dtypes as _dtypes
 from minitf.framework import errors
 from minitf.framework.graph import get_default_graph
 from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
+from minitf.framework.random_seed import get_seed, seed_attrs
 from minitf.framework.tensor_shape import TensorShape, as_shape
 from minitf.ops import queues
 from minitf.ops.core import EVERY_DEVICE, convert_to_tensor, make_op, name_scope
-from minitf.ops.random_ops import get_seed
 
 _private_ids = itertools.count()
 
@@ -46,6 +47,7 @@ def _queue_kernel(cls):
         shapes = attrs.get("shapes") or []
         capacity = attrs.get("capacity", -1)
         min_after = attrs.get("min_after_dequeue", 0)
+        seeded = "seed" in op.op_def.attrs   # a RandomShuffleQueue: its Philox stream
         seeds = (attrs.get("seed", 0), attrs.get("seed2", 0))
 
         def compute(ctx, inputs):
@@ -57,7 +59,8 @@ def _queue_kernel(cls):
                     name = ctx.session_state[key] = "_%d_%s" % (next(_private_ids), op.name)
             queue = ctx.resources.lookup_or_create(
                 container, name,
-                lambda: cls(name, capacity, dtypes_, shapes, min_after, seeds))
+                lambda: cls(name, capacity, dtypes_, shapes, min_after,
+                            backend.philox_words(*seeds) if seeded else None))
             return [queue]
         return compute
     return kernel
@@ -130,6 +133,11 @@ def _dequeue_kernel(op, backend):
 
     def compute(ctx, inputs):
         queue = inputs[0]
+        if batched and all(s is None for s in queue.shapes):
+            # Without shapes TF cannot promise that elements stack into a batch.
+            raise errors.InvalidArgumentError(
+                None, None, "%s's DequeueMany and DequeueUpTo require the components to "
+                "have specified shapes." % queue.type_name)
         n = int(inputs[1]) if batched else None
         if batched and n < 0:
             raise errors.InvalidArgumentError(None, None, "DequeueMany requested %d < 0 "
@@ -235,8 +243,17 @@ class QueueBase:
             raise ValueError("Expected %d tensors to enqueue, got %d"
                              % (len(self._dtypes), len(vals)))
         tensors = []
+        batch = None      # enqueue_many: the first dimension every component shares
         for i, (v, dt) in enumerate(zip(vals, self._dtypes)):
             t = convert_to_tensor(v, dtype=dt, name="component_%d" % i)
+            if many:
+                if t.shape.ndims == 0:
+                    raise ValueError("Shape %s must have rank at least 1" % t.shape)
+                first = t.shape[0].value if t.shape.ndims is not None else None
+                if batch is not None and first is not None and first != batch:
+                    raise ValueError("Dimensions %d and %d are not compatible"
+                                     % (batch, first))
+                batch = batch if first is None else first
             shape = self._shapes[i] if self._shapes else None
             if shape is not None:
                 got = t.shape[1:] if many and t.shape.ndims is not None else t.shape
@@ -383,7 +400,11 @@ class RandomShuffleQueue(QueueBase):
         if seed1 is None and seed2 is None:
             seed1, seed2 = 0, 0
         elif seed is None and shared_name is not None:
-            seed2 = 0  # as TF: a shared queue's seed must not depend on the graph
+            # As TF: a shared queue's seed2 depends on the graph seed and the
+            # shared name only, not on how many random ops the graph has.
+            digest = hashlib.md5((str(seed1) + shared_name).encode("utf-8")).hexdigest()
+            seed2 = int(digest[:8], 16) & 0x7FFFFFFF
+        seed1, seed2 = seed_attrs(seed1, seed2)
         ref = _queue_op(RANDOM_SHUFFLE_QUEUE_V2, name, {
             "component_types": dtypes, "shapes": shapes, "capacity": capacity,
             "min_after_dequeue": min_after_dequeue, "seed": seed1, "seed2": seed2,

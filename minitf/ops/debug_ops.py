@@ -10,7 +10,10 @@ when the step runs:
 * ``tf.check_numerics(x, "logits")`` passes ``x`` through, or fails the step
   with an InvalidArgumentError as soon as ``x`` holds a NaN or an infinity:
   put one after a suspicious op to find where NaNs start;
-* ``tf.is_nan``, ``tf.is_inf``, ``tf.is_finite`` test each element.
+* ``tf.is_nan``, ``tf.is_inf``, ``tf.is_finite`` test each element;
+* ``tf.Assert(condition, data)`` fails the step with ``data``'s values unless
+  ``condition`` holds (``tf.assert_greater_equal``... build one); run it through
+  a control dependency of the ops it guards.
 
 As in TensorFlow, a Print or check only runs if something you fetch depends on
 its output: use the returned tensor in place of ``x``.
@@ -23,10 +26,12 @@ import numpy as np
 
 from minitf.framework import dtypes, errors
 from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
+from minitf.ops import math_ops, reduction_ops
 from minitf.ops.core import FLOAT_TYPES, check_dtype, convert_to_tensor, make_op, name_scope
 from minitf.ops.elementwise import FLOAT_NAMES
 
-__all__ = ["Print", "check_numerics", "is_nan", "is_inf", "is_finite", "summarize"]
+__all__ = ["Print", "check_numerics", "is_nan", "is_inf", "is_finite", "summarize", "Assert",
+           "assert_greater_equal", "assert_less_equal"]
 
 
 # -- Print ----------------------------------------------------------------------------------
@@ -166,6 +171,31 @@ IS_FINITE = declare(OpDef("IsFinite", inputs=("x",), attrs=("T",), gradient=NOT_
                           devices=_FLOAT_DEVICES, kernel=_float_test_kernel(np.isfinite)))
 
 
+# -- Assert -----------------------------------------------------------------------------------
+def _assert_kernel(op, backend):
+    first = op.get_attr("summarize")
+
+    def compute(ctx, inputs):
+        condition, data = inputs[0], inputs[1:]
+        if np.asarray(condition).shape != ():
+            raise errors.InvalidArgumentError(
+                None, None, "In[0] (condition) must be a scalar, got shape %s"
+                % list(np.asarray(condition).shape))
+        if not bool(condition):
+            raise errors.InvalidArgumentError(
+                None, None, "assertion failed: %s"
+                % " ".join("[%s]" % summarize(v, first) for v in data))
+        return []
+    return compute
+
+
+#: Fail the step with TF's "assertion failed: [...]" unless ``condition`` holds.
+#: An op with no outputs: it runs when something depends on it (a control
+#: dependency), and it is stateful, so it is never folded or skipped.
+ASSERT = declare(OpDef("Assert", inputs=("condition", "*data"), attrs=("summarize",),
+                       gradient=NOT_DIFFERENTIABLE, stateful=True, kernel=_assert_kernel))
+
+
 # -- the tf.* functions -------------------------------------------------------------------------
 
 
@@ -210,3 +240,41 @@ def _float_test(row):
 is_nan = _float_test(IS_NAN)
 is_inf = _float_test(IS_INF)
 is_finite = _float_test(IS_FINITE)
+
+
+def Assert(condition, data, summarize=None, name=None):  # noqa: N802  (TF's name)
+    """An op that fails the step with ``data``'s values unless ``condition`` is True."""
+    with name_scope(name, "Assert", [condition] + list(data)):
+        c = convert_to_tensor(condition, name="Condition")
+        if c.dtype.base_dtype != dtypes.bool:
+            raise TypeError("Assert's condition must be a bool tensor, got %s" % c.dtype.name)
+        data = [convert_to_tensor(d) for d in data]
+        return make_op(ASSERT, [c] + data, [], [], name="Assert",
+                       attrs={"summarize": 3 if summarize is None else int(summarize)})
+
+
+def _binary_assert(symbol, default_name, compare, x, y, data, summarize, message, name):
+    """TF's check_ops: an Assert that ``compare(x, y)`` holds for every element;
+    a ValueError at once when both are constants and it does not."""
+    with name_scope(name, default_name, [x, y]):
+        x = convert_to_tensor(x, name="x")
+        y = convert_to_tensor(y, name="y", dtype_hint=x.dtype.base_dtype)
+        if data is None:
+            data = ["Condition x %s y did not hold element-wise:" % symbol,
+                    "x (%s) = " % x.name, x, "y (%s) = " % y.name, y]
+        if message is not None:
+            data = [message] + list(data)
+        condition = reduction_ops.reduce_all(compare(x, y))
+        return Assert(condition, data, summarize=summarize)
+
+
+def assert_greater_equal(x, y, data=None, summarize=None, message=None, name=None):
+    """An op that fails the step unless ``x >= y`` everywhere."""
+    return _binary_assert(">=", "assert_greater_equal", math_ops.greater_equal, x, y, data,
+                          summarize, message, name)
+
+
+def assert_less_equal(x, y, data=None, summarize=None, message=None, name=None):
+    """An op that fails the step unless ``x <= y`` everywhere."""
+    return _binary_assert("<=", "assert_less_equal", math_ops.less_equal, x, y, data,
+                          summarize, message, name)

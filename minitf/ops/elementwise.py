@@ -87,7 +87,7 @@ def _examples(arity, domain):
 
 
 def _declare(name, arity, scalar, reference, cpu, gpu, vector_math, cuda, fusion, gradient,
-             kernel, bool_output, domain, inputs):
+             kernel, bool_output, domain, inputs, attrs=("T",), examples=None):
     if not isinstance(scalar, dict):        # one function for every kind the op takes
         scalar = {_kind(n): scalar for n in set(cpu) | set(gpu or ())
                   if n == "bool" or n in NUMBER_NAMES}
@@ -96,8 +96,8 @@ def _declare(name, arity, scalar, reference, cpu, gpu, vector_math, cuda, fusion
         devices["GPU"] = tuple(gpu)
     domain = tuple(domain or [(-10, 10)] * arity)
     return declare(OpDef(
-        name, inputs=inputs, attrs=("T",), gradient=gradient, devices=devices,
-        kernel=kernel, kernel_reads=BACKEND, examples=_examples(arity, domain),
+        name, inputs=inputs, attrs=attrs, gradient=gradient, devices=devices,
+        kernel=kernel, kernel_reads=BACKEND, examples=examples or _examples(arity, domain),
         elementwise=Elementwise(scalar=scalar, reference=reference, vector_math=vector_math,
                                 cuda=cuda, fusion=fusion, bool_output=bool_output,
                                 domain=domain)))
@@ -123,11 +123,14 @@ def unary_op(name, scalar, reference, *, cpu=NUMBER_NAMES, gpu=FLOAT_NAMES, vect
 
 def binary_op(name, scalar, reference, *, cpu=NUMBER_NAMES, gpu=FLOAT_NAMES, cuda=None,
               fusion=None, gradient=None, check=None, bool_output=False, domain=None,
-              inputs=("x", "y"), kernel=None):
+              inputs=("x", "y"), kernel=None, attrs=("T",), examples=None):
     """Declare a two-input elementwise op (numpy broadcasting) and return its row.
 
     ``check(op, x, y)`` validates arguments before the backend runs (as TF's
     kernels do); ``bool_output`` for comparisons; ``kernel`` replaces the
-    shared kernel when the op needs more (string ``+``)."""
+    shared kernel when the op needs more (string ``+``); ``attrs``: the op's
+    attr names when it has more than ``T``; ``examples`` replaces the
+    generated ones when the op takes inputs of particular shapes."""
     return _declare(name, 2, scalar, reference, cpu, gpu, None, cuda, fusion, gradient,
-                    kernel or binary_kernel(check), bool_output, domain, inputs)
+                    kernel or binary_kernel(check), bool_output, domain, inputs, attrs,
+                    examples)

@@ -23,7 +23,8 @@ import contextlib
 
 from minitf.framework import op_def as _op_def
 from minitf.framework.graph import get_default_graph
-from minitf.ops import array_ops, control_flow_ops, math_ops
+from minitf.ops import array_ops, control_flow_ops, math_ops, while_gradients
+from minitf.ops.while_loop import WhileContext
 from minitf.ops.core import convert_to_tensor, name_scope
 
 _REGISTERED = {}          # op type -> gradient function, from tf.RegisterGradient
@@ -75,24 +76,44 @@ def _gradient_of(op_type):
 _nothing = contextlib.nullcontext
 
 
-def _between(ys, xs):
-    """The ops that lie on a path from some x to some y."""
+def _between(ys, xs, blocked=frozenset()):
+    """The ops that lie on a path from some x to some y (not through ``blocked``)."""
     x_ops = {t.op for t in xs}
     # Ops reachable backwards from ys.
     from_ys = set()
     stack = [t.op for t in ys]
     while stack:
         op = stack.pop()
-        if op in from_ys:
+        if op in from_ys or op in blocked:
             continue
         from_ys.add(op)
-        stack.extend(t.op for t in op._inputs)
-    # Of those, the ones that depend on some x.
+        if op not in x_ops:
+            stack.extend(t.op for t in op._inputs)
+    # Of those, the ones that depend on some x. A while loop is a cycle (its
+    # Merge reads a later NextIteration), so repeat until nothing changes.
     between = set()
-    for op in sorted(from_ys, key=lambda o: o._id):
-        if op in x_ops or any(t.op in between for t in op._inputs):
-            between.add(op)
+    ordered = sorted(from_ys, key=lambda o: o._id)
+    changed = True
+    while changed:
+        changed = False
+        for op in ordered:
+            if op not in between and (op in x_ops or any(t.op in between
+                                                        for t in op._inputs)):
+                between.add(op)
+                changed = True
     return between
+
+
+def _loop_inside(op, within):
+    """The while loop directly inside ``within`` (a loop, or None: the top of the
+    graph) that ``op`` belongs to, or None when ``op`` is in ``within`` itself."""
+    found = None
+    context = op._control_flow_context
+    while context is not None and context is not within:
+        if isinstance(context, WhileContext):
+            found = context
+        context = context.outer
+    return found
 
 
 def _sum_grads(grads):
@@ -117,55 +138,25 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     with graph.as_default(), name_scope(name, "gradients", ys + xs):
         if grad_ys is None:
             grad_ys = [None] * len(ys)
+        elif not isinstance(grad_ys, (list, tuple)):
+            grad_ys = [grad_ys]         # one tensor for one y, as TF allows
+        if len(grad_ys) != len(ys):
+            raise ValueError("Length mismatch. Passed %d grad_ys for %d ys"
+                             % (len(grad_ys), len(ys)))
         grads = {}  # tensor -> list of gradient contributions
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            if not y.dtype.base_dtype.is_floating:
+                # An integer (or bool, string) y has no gradient: nothing flows
+                # back from it, so every x it alone reaches gets None, as in TF.
+                continue
             if gy is None:
-                if not y.dtype.base_dtype.is_floating:
-                    raise TypeError("Gradients of %s are not defined: %s has dtype %s "
-                                    "(only float tensors are differentiable)"
-                                    % (y.name, y.name, y.dtype.base_dtype.name))
                 gy = array_ops.ones_like(y, name="grad_ys_%d" % i)
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
             grads.setdefault(y, []).append(gy)
         between = _between(ys, xs)
-        x_set = set(xs)
-        for op in sorted(between, key=lambda o: -o._id):
-            out_grads = [_sum_grads(grads.get(t, [])) for t in op._outputs]
-            if op in stop_ops or all(g is None for g in out_grads):
-                continue
-            if not op._inputs:
-                continue          # a source (a variable, a placeholder, a constant)
-            fn = _gradient_of(op.type)
-            if fn is _op_def.NOT_DIFFERENTIABLE:
-                continue
-            if fn is None:
-                raise LookupError("No gradient defined for operation '%s' (op type: %s). "
-                                  "minitf cannot differentiate through it; wrap it in "
-                                  "tf.stop_gradient if no gradient should flow."
-                                  % (op.name, op.type))
-            with graph.name_scope(op.name + "_grad"), \
-                    (graph.colocate_with(op) if colocate_gradients_with_ops else _nothing()):
-                # With colocate_gradients_with_ops, an op's gradient runs where
-                # the op ran (model parallelism: no activations sent back).
-                in_grads = fn(op, *out_grads)
-            if not isinstance(in_grads, (list, tuple)):
-                in_grads = [in_grads]
-            if gate_gradients and sum(g is not None for g in in_grads) > 1:
-                # GATE_OP: an op's input gradients become available together.
-                # Without it, an optimizer may update a weight (its gradient is
-                # ready) while the gradient for an earlier layer, which reads
-                # that same weight, is still being computed on another device.
-                with graph.name_scope(op.name + "_grad_gate"):
-                    in_grads = control_flow_ops.tuple_(list(in_grads))
-            if len(in_grads) != len(op._inputs):
-                raise ValueError("Gradient function for %s returned %d gradients, expected %d"
-                                 % (op.type, len(in_grads), len(op._inputs)))
-            for t, g in zip(op._inputs, in_grads):
-                if g is None or not t.dtype.base_dtype.is_floating:
-                    continue
-                if t.op in between or t in x_set:
-                    grads.setdefault(t, []).append(g)
+        _walk(graph, grads, between, stop_ops, set(xs), colocate_gradients_with_ops,
+              gate_gradients, within=None)
         result = []
         for x in xs:
             g = _sum_grads(grads.get(x, []))
@@ -174,3 +165,84 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             result.append(g)
     return result
 
+
+def _walk(graph, grads, between, stop_ops, x_set, colocate_gradients_with_ops, gate_gradients,
+          within):
+    """Add, to ``grads`` (tensor -> contributions), the gradients that flow back
+    through the ``between`` ops, from the last created to the first.
+
+    A while loop inside ``within`` is one unit: at its first ``Exit`` (the
+    last one made) the gradients of all its exits are known, and
+    while_gradients.py builds the backward loop; the loop's own ops are skipped."""
+    loops_done = set()
+    for op in sorted(between, key=lambda o: -o._id):
+        if _loop_inside(op, within) is not None:
+            continue           # part of a loop: done with the loop's gradient
+        loop = getattr(op, "_exit_of", None)
+        if loop is not None:
+            if loop not in loops_done:
+                loops_done.add(loop)
+                _loop_grad(graph, loop, grads, between, x_set, colocate_gradients_with_ops,
+                           gate_gradients)
+            continue
+        out_grads = [_sum_grads(grads.get(t, [])) for t in op._outputs]
+        if op in stop_ops or all(g is None for g in out_grads):
+            continue
+        if not op._inputs:
+            continue          # a source (a variable, a placeholder, a constant)
+        fn = _gradient_of(op.type)
+        if fn is _op_def.NOT_DIFFERENTIABLE:
+            continue
+        if fn is None:
+            raise LookupError("No gradient defined for operation '%s' (op type: %s). "
+                              "minitf cannot differentiate through it; wrap it in "
+                              "tf.stop_gradient if no gradient should flow."
+                              % (op.name, op.type))
+        with graph.name_scope(op.name + "_grad"), \
+                (graph.colocate_with(op) if colocate_gradients_with_ops else _nothing()):
+            # With colocate_gradients_with_ops, an op's gradient runs where
+            # the op ran (model parallelism: no activations sent back).
+            in_grads = fn(op, *out_grads)
+        if not isinstance(in_grads, (list, tuple)):
+            in_grads = [in_grads]
+        if gate_gradients and sum(g is not None for g in in_grads) > 1:
+            # GATE_OP: an op's input gradients become available together.
+            # Without it, an optimizer may update a weight (its gradient is
+            # ready) while the gradient for an earlier layer, which reads
+            # that same weight, is still being computed on another device.
+            with graph.name_scope(op.name + "_grad_gate"):
+                in_grads = control_flow_ops.tuple_(list(in_grads))
+        if len(in_grads) != len(op._inputs):
+            raise ValueError("Gradient function for %s returned %d gradients, expected %d"
+                             % (op.type, len(in_grads), len(op._inputs)))
+        for t, g in zip(op._inputs, in_grads):
+            if g is None or not t.dtype.base_dtype.is_floating:
+                continue
+            if t.op in between or t in x_set:
+                grads.setdefault(t, []).append(g)
+
+
+def _loop_grad(graph, loop, grads, between, x_set, colocate, gate):
+    exit_grads = [_sum_grads(grads.get(x.outputs[0], [])) for x in loop.exits]
+    if all(g is None for g in exit_grads):
+        return
+
+    def needs_grad(t):
+        return t.op in between or t in x_set
+
+    def body_grads(ys, grad_ys, xs, forward, state):
+        """The gradient of one iteration of ``forward``'s body (in the backward loop)."""
+        body = {}
+        for y, g in zip(ys, grad_ys):
+            body.setdefault(y, []).append(g)
+        blocked = set(forward.merges + forward.switches + forward.next_iterations +
+                      forward.enters) | {forward.loop_cond.op}
+        inner = _between(ys, xs, blocked)
+        # The walk stops at the body's inputs (an iteration's Identity, a captured Enter).
+        _walk(graph, body, inner, {x.op for x in xs}, set(xs), colocate, gate, within=forward)
+        return [_sum_grads(body.get(x, [])) for x in xs]
+
+    results = while_gradients.build(graph, loop, exit_grads, needs_grad, body_grads)
+    for t, g in results.items():
+        if g is not None and t.dtype.base_dtype.is_floating and needs_grad(t):
+            grads.setdefault(t, []).append(g)

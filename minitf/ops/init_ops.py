@@ -15,6 +15,11 @@ blow up nor fade out as they pass through many layers::
 
 (``receptive`` is the product of any leading dimensions, e.g. a conv kernel's
 height x width; it is 1 for a matrix.)
+
+Each initializer builds exactly the ops TF's ``init_ops`` builds (a
+``random_uniform``/``random_normal``/``truncated_normal`` with TF's limits
+computed in Python doubles), so with the same seeds a variable starts with
+TF's numbers.
 """
 
 import abc
@@ -95,17 +100,16 @@ class RandomUniform(Initializer):
         self.minval, self.maxval, self.seed = minval, maxval, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
-        dtype = self._dtype(dtype)
-        maxval = self.maxval if self.maxval is not None else (1.0 if dtype.is_floating
-                                                              else None)
-        return random_ops.random_uniform(shape, self.minval, maxval, dtype, seed=self.seed)
+        # maxval None: random_uniform's own default (1 for floats; an error for ints).
+        return random_ops.random_uniform(shape, self.minval, self.maxval, self._dtype(dtype),
+                                         seed=self.seed)
 
 
 class RandomNormal(Initializer):
     """Normal with ``mean`` and ``stddev``."""
 
     def __init__(self, mean=0.0, stddev=1.0, seed=None, dtype=dtypes.float32):
-        super().__init__(dtype)
+        super().__init__(_assert_float_dtype(dtypes.as_dtype(dtype)))
         self.mean, self.stddev, self.seed = mean, stddev, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
@@ -119,6 +123,13 @@ class TruncatedNormal(RandomNormal):
     def __call__(self, shape, dtype=None, partition_info=None):
         return random_ops.truncated_normal(shape, self.mean, self.stddev, self._dtype(dtype),
                                            seed=self.seed)
+
+
+def _assert_float_dtype(dtype):
+    if not dtype.is_floating:
+        raise ValueError("Argument `dtype` is expected to be floating point. Received: %s."
+                         % dtype)
+    return dtype
 
 
 def compute_fans(shape):
@@ -137,27 +148,32 @@ class VarianceScaling(Initializer):
 
     def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None,
                  dtype=dtypes.float32):
-        super().__init__(dtype)
-        if scale <= 0.0:
-            raise ValueError("`scale` must be positive float.")
+        if scale <= 0.:
+            raise ValueError("Argument `scale` must be a positive float. Received: %s" % scale)
         if mode not in ("fan_in", "fan_out", "fan_avg"):
-            raise ValueError("Invalid `mode` argument:", mode)
-        if distribution == "normal":
-            distribution = "truncated_normal"
-        if distribution not in ("uniform", "truncated_normal", "untruncated_normal"):
-            raise ValueError("Invalid `distribution` argument:", distribution)
+            raise ValueError("Argument `mode` should be one of ('fan_in', 'fan_out', "
+                             "'fan_avg'). Received: %s" % mode)
+        distribution = distribution.lower()
+        if distribution not in ("normal", "uniform", "truncated_normal", "untruncated_normal"):
+            raise ValueError("Argument `distribution` should be one of ('normal', uniform', "
+                             "'truncated_normal', 'untruncated_normal'). Received: %s"
+                             % distribution)
+        super().__init__(_assert_float_dtype(dtypes.as_dtype(dtype)))
+        # "normal" is TF's old name for the truncated normal.
         self.scale, self.mode, self.distribution, self.seed = scale, mode, distribution, seed
 
     def __call__(self, shape, dtype=None, partition_info=None):
         dtype = self._dtype(dtype)
-        fan_in, fan_out = compute_fans(shape)
+        # A partition of a partitioned variable scales by the whole variable's fans.
+        fan_in, fan_out = compute_fans(partition_info.full_shape if partition_info is not None
+                                       else shape)
         n = {"fan_in": fan_in, "fan_out": fan_out,
              "fan_avg": (fan_in + fan_out) / 2.0}[self.mode]
         variance = self.scale / max(1.0, n)
         if self.distribution == "uniform":
             limit = math.sqrt(3.0 * variance)
             return random_ops.random_uniform(shape, -limit, limit, dtype, seed=self.seed)
-        if self.distribution == "truncated_normal":
+        if self.distribution in ("normal", "truncated_normal"):
             # 0.8796...: the stddev of a unit normal truncated at +-2, undone here.
             stddev = math.sqrt(variance) / .87962566103423978
             return random_ops.truncated_normal(shape, 0.0, stddev, dtype, seed=self.seed)

@@ -8,10 +8,13 @@
   dataset's tensors, e.g. a fed placeholder) (re)starts it from the
   beginning; ``get_next()`` before that fails with FailedPreconditionError.
 
-The dataset description itself is Python (functions included), so it stays
-with the graph in this process, in the graph's dataset library: the op carries
-only a key into it. A graph shipped to a server has no such entry, so tf.data
-runs in local sessions (queues are the way to share input across tasks).
+The dataset description itself is Python (functions included). In this
+process it stays with the graph, in the graph's dataset library: the op
+carries a key into it. For a graph shipped to a server the op also carries the
+pipeline as plain data, its ``dataset`` attr (``minitf/data/remote.py`` writes
+it and rebuilds the pipeline from it, through :func:`register_dataset_decoder`),
+so an iterator in a remote session lives on the task it is placed on and, with
+a ``shared_name``, is shared by every session there, like a queue.
 
 An :class:`IteratorResource` holds the running pipeline: a Python generator
 made from the dataset description and this step's values of the dataset's
@@ -72,16 +75,30 @@ class IteratorResource:
         return 0
 
 
+_decoders = []    # the function that rebuilds a Dataset from its wire description
+
+
+def register_dataset_decoder(rebuild):
+    """Called by ``minitf.data`` (which imports this module, not the other way
+    round): ``rebuild(description) -> Dataset`` for pipelines shipped to a server."""
+    _decoders[:] = [rebuild]
+
+
 def _dataset_of(op):
-    """The Dataset an iterator op runs, from its graph's library (a graph shipped
-    to a server has none: its pipeline is Python code that stayed with the client)."""
+    """``(dataset, keys)``: the Dataset an iterator op runs, and the keys its
+    generators read the op's input values by. In this process the dataset is in
+    the graph's library (keys: the input tensors); in a graph shipped to a
+    server it is rebuilt from the op's ``dataset`` attr (keys: 0, 1, ...)."""
     dataset = op.graph._datasets.get(op.get_attr("dataset_key"))
-    if dataset is None:
+    if dataset is not None:
+        return dataset, dataset._all_inputs()
+    description = op._attrs.get("dataset")
+    if description is None or not _decoders:
         raise errors.UnimplementedError(
-            None, None, "The tf.data pipeline of %s is Python code kept with the client's "
-                        "graph: minitf runs tf.data in local sessions only (use a queue to "
-                        "feed input across tasks)." % op.name)
-    return dataset
+            None, None, "%s carries no description of its tf.data pipeline, so it cannot "
+                        "run away from the graph it was built in" % op.name)
+    dataset = _decoders[0](description)
+    return dataset, list(range(len(op.inputs) - (1 if op.type == MAKE_ITERATOR.name else 0)))
 
 
 def _iterator_name(op, ctx):
@@ -96,8 +113,7 @@ def _iterator_name(op, ctx):
 
 
 def _one_shot_kernel(op, backend):
-    dataset = _dataset_of(op)
-    inputs_t = dataset._all_inputs()
+    dataset, inputs_t = _dataset_of(op)
 
     def compute(ctx, inputs):
         name = _iterator_name(op, ctx)
@@ -120,8 +136,7 @@ def _iterator_kernel(op, backend):
 
 
 def _make_iterator_kernel(op, backend):
-    dataset = _dataset_of(op)
-    inputs_t = dataset._all_inputs()
+    dataset, inputs_t = _dataset_of(op)
 
     def compute(ctx, inputs):
         inputs[0].start(dataset, dict(zip(inputs_t, inputs[1:])))
@@ -199,27 +214,31 @@ class Iterator:
         return pack(self._structure, op.outputs)
 
 
+def _pipeline_attrs(graph, dataset):
+    """The key of ``dataset`` in the graph's library, and its wire description
+    (``Dataset._wire_description()``: the pipeline as plain data)."""
+    return {"dataset_key": _remember(graph, dataset), "dataset": dataset._wire_description()}
+
+
 def _make_iterator_op(handle, dataset, name=None):
-    graph = handle.graph
-    key = _remember(graph, dataset)
     return make_op(MAKE_ITERATOR, [handle] + dataset._all_inputs(), [], [],
-                   name=name or "MakeIterator", attrs={"dataset_key": key})
+                   name=name or "MakeIterator", attrs=_pipeline_attrs(handle.graph, dataset))
 
 
 def make_one_shot_iterator(dataset):
     """An iterator that starts itself on first use and cannot be restarted."""
     graph = get_default_graph()
-    key = _remember(graph, dataset)
+    attrs = dict(_pipeline_attrs(graph, dataset), container="", shared_name="")
     with name_scope(None, "OneShotIterator", []) as scope:
         handle = make_op(ONE_SHOT_ITERATOR, dataset._all_inputs(), [_dtypes.resource],
                          [TensorShape([])], name=scope[:-1] if scope else None,
-                         attrs={"dataset_key": key, "container": "", "shared_name": ""},
-                         graph=graph).outputs[0]
+                         attrs=attrs, graph=graph).outputs[0]
     return Iterator(handle, None, dataset)
 
 
 def make_initializable_iterator(dataset, shared_name=None):
-    """An iterator started (and restarted) by running ``iterator.initializer``."""
+    """An iterator started (and restarted) by running ``iterator.initializer``;
+    with a ``shared_name``, every session on a server shares it."""
     graph = get_default_graph()
     handle = make_op(ITERATOR_V2, [], [_dtypes.resource], [TensorShape([])],
                      name="Iterator", attrs={"container": "",

@@ -452,11 +452,92 @@ def _tf_floor_mod(x, y):
     return np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r)
 
 
+def _floor_mod_grad(op, grad):
+    """``x mod y = x - floor(x / y) * y``: ``d/dx = 1``, ``d/dy = -floor(x / y)``."""
+    x, y = op.inputs
+    return unbroadcast(grad, x), unbroadcast(grad * negative(floordiv(x, y)), y)
+
+
 FLOOR_MOD = binary_op(
     "FloorMod", {"f": _floor_mod_float, "i": _floor_mod_int},
     lambda x, y: _tf_floor_mod(x, y) if x.dtype.kind == "f" else np.remainder(x, y),
-    cuda=_floor_mod_cuda, check=_check_int_divisor, gradient=NOT_DIFFERENTIABLE,
+    cuda=_floor_mod_cuda, check=_check_int_divisor, gradient=_floor_mod_grad,
     domain=[(-10, 10), (1, 10)])
+
+
+def _truncate_div_float(x, y):
+    return np.trunc(x / y)
+
+
+def _truncate_div_cuda(x, y):
+    q = _div_cuda(x, y)
+    if q != q or math.isinf(q):
+        return q
+    return math.floor(q) if q >= 0 else math.ceil(q)
+
+
+def _check_truncate_divisor(op, x, y):
+    # TF's TruncateDiv/TruncateMod kernels report an integer division by zero
+    # as an InternalError with this text (FloorDiv/FloorMod: InvalidArgumentError).
+    if x.dtype.kind in "iu" and not y.all():
+        raise errors.InternalError(None, None, "Unexpected error in binary operator (only "
+                                   "integer div and mod should have errors)")
+
+
+#: Division that rounds toward zero (C's ``/``): -7 / 2 is -3, where FloorDiv gives -4.
+TRUNCATE_DIV = binary_op(
+    "TruncateDiv", {"f": _truncate_div_float, "i": _truncate_div_int},
+    lambda x, y: np.trunc(x / y) if x.dtype.kind == "f" else _trunc_div(x, y),
+    gpu=("float16", "float32", "float64"), cuda=_truncate_div_cuda,
+    check=_check_truncate_divisor, gradient=NOT_DIFFERENTIABLE, domain=[(-10, 10), (1, 10)])
+
+
+def _truncate_mod_float(x, y):
+    return np.fmod(x, y)
+
+
+def _truncate_mod_int(x, y):
+    if y == -1:
+        return x * 0
+    r = x % y
+    if r != 0 and (x < 0) != (y < 0):
+        r -= y
+    return r
+
+
+def _truncate_mod_reference(x, y):
+    return np.fmod(x, y)
+
+
+#: The remainder of TruncateDiv: it has the sign of ``x`` (C's ``%``, ``fmod``).
+#: TF has no gradient for it.
+TRUNCATE_MOD = binary_op(
+    "TruncateMod", {"f": _truncate_mod_float, "i": _truncate_mod_int},
+    _truncate_mod_reference, cpu=("int32", "int64", "float32", "float64"), gpu=(),
+    check=_check_truncate_divisor, domain=[(-10, 10), (1, 10)])
+
+
+def _div_no_nan(x, y):
+    if y == 0:
+        return x * 0.0
+    return x / y
+
+
+def _div_no_nan_reference(x, y):
+    with np.errstate(all="ignore"):
+        return np.where(y == 0, np.zeros((), x.dtype), np.true_divide(x, y))
+
+
+def _div_no_nan_grad(op, grad):
+    x, y = op.inputs
+    return (unbroadcast(div_no_nan(grad, y), x),
+            unbroadcast(grad * div_no_nan(div_no_nan(-x, y), y), y))
+
+
+#: ``x / y``, but 0 where ``y`` is 0 (even when ``x`` is 0 or NaN): the
+#: safe division that metrics use for "correct / total" before any example.
+DIV_NO_NAN = binary_op("DivNoNan", {"f": _div_no_nan}, _div_no_nan_reference,
+                       cpu=FLOAT_NAMES, gradient=_div_no_nan_grad, domain=[(-10, 10), (0, 3)])
 
 
 def _pow(x, y):
@@ -621,7 +702,7 @@ def _cast_examples(dtype):
 
 
 CAST = declare(OpDef(
-    "Cast", inputs=("x",), attrs=("SrcT", "DstT", "T"), gradient=_cast_grad,
+    "Cast", inputs=("x",), attrs=("SrcT", "DstT", "Truncate"), gradient=_cast_grad,
     devices={"CPU": NUMBER_NAMES + ("bool",)}, dtype_attr="SrcT", kernel=_cast_kernel,
     kernel_reads=BACKEND, examples=_cast_examples))
 
@@ -771,6 +852,32 @@ def truediv(x, y, name=None):
 divide = truediv
 
 
+def div(x, y, name=None):
+    """TF1's division, as Python 2's ``/``: floats divide (``RealDiv``), integers
+    floor-divide (``FloorDiv``, so ``div(-7, 2)`` is -4). Deprecated in TF in
+    favour of ``truediv`` and ``floordiv``, but TF1 code is full of it."""
+    with name_scope(name, "div", [x, y]) as scope:
+        x, y = binary_inputs(REAL_DIV.name, x, y)
+        if x.dtype.base_dtype.is_floating:
+            return realdiv(x, y, name=scope)
+        return floordiv(x, y, name=scope)
+
+
+def truncatediv(x, y, name=None):
+    return _binary(TRUNCATE_DIV, x, y, name or "TruncateDiv")
+
+
+def truncatemod(x, y, name=None):
+    return _binary(TRUNCATE_MOD, x, y, name or "TruncateMod",
+                   (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64))
+
+
+def div_no_nan(x, y, name=None):
+    """``x / y``, and 0 wherever ``y`` is 0."""
+    with name_scope(name, "div_no_nan", [x, y]) as scope:
+        return _binary(DIV_NO_NAN, x, y, scope, FLOAT_TYPES)
+
+
 def floordiv(x, y, name=None):
     return _binary(FLOOR_DIV, x, y, name or "FloorDiv")
 
@@ -883,8 +990,7 @@ def cast(x, dtype, name=None):
         return x
     with name_scope(name, "Cast", [x]) as scope:
         op = make_op(CAST, [x], [dtype], [x.shape], name=scope,
-                     attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype,
-                            "T": x.dtype.base_dtype})
+                     attrs={"SrcT": x.dtype.base_dtype, "DstT": dtype, "Truncate": False})
     return op.outputs[0]
 
 

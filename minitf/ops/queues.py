@@ -15,7 +15,13 @@ Blocking follows TensorFlow exactly:
 * after ``close()`` the remaining elements drain (a RandomShuffleQueue then
   ignores ``min_after_dequeue``), and a dequeue that cannot be satisfied any
   more fails with OutOfRangeError "... is closed and has insufficient
-  elements (requested n, current size m)".
+  elements (requested n, current size m)"; like TF, it first puts back what
+  it had taken, and a ``dequeue_up_to`` then takes all that is left, afresh.
+
+A RandomShuffleQueue takes element ``w % size``, ``w`` the next 32-bit word of
+its Philox stream (seeded by the queue op's ``seed``/``seed2``), and fills the
+hole with the last element: TF's ``DequeueLocked``, so a seeded queue hands
+out TF's order.
 
 Every wait watches the step: its deadline (DeadlineExceededError "Timed out
 waiting for notification") and its cancellation (CancelledError). A dequeue
@@ -42,7 +48,7 @@ class QueueResource:
     kind = "Queue"
     type_name = "FIFOQueue"
 
-    def __init__(self, name, capacity, dtypes, shapes, min_after_dequeue=0, seeds=(0, 0)):
+    def __init__(self, name, capacity, dtypes, shapes, min_after_dequeue=0, random_words=None):
         self.name = name
         self.capacity = capacity if capacity is not None and capacity >= 0 else 2**31 - 1
         self.dtypes = list(dtypes)
@@ -53,12 +59,13 @@ class QueueResource:
         self._enqueue_line = collections.deque()
         self._dequeue_line = collections.deque()
         self._cancelled_tickets = set()
-        self._items = self._new_store(seeds)
+        self._random_words = random_words
+        self._items = self._new_store()
         self.enqueued = 0  # totals, for widgets and lessons
         self.dequeued = 0
 
     # -- storage (subclasses change the order) -------------------------------------------
-    def _new_store(self, seeds):
+    def _new_store(self):
         return collections.deque()
 
     def _put(self, element):
@@ -151,18 +158,23 @@ class QueueResource:
             try:
                 while len(taken) < wanted:
                     if self._dequeue_line[0] is ticket:
+                        size = len(self._items)
+                        if self.closed and size < wanted - len(taken):
+                            # TF: put back what was taken; dequeue_up_to then asks
+                            # for all that is left, and draws it afresh.
+                            requested = wanted - len(taken)
+                            self._put_back(taken)
+                            taken = []
+                            if not (allow_smaller and self._items):
+                                raise errors.OutOfRangeError(
+                                    None, None, "%s '%s' is closed and has insufficient "
+                                    "elements (requested %d, current size %d)"
+                                    % (self.type_name, self.name, requested, size))
+                            wanted = len(self._items)
                         while len(taken) < wanted and self._can_take():
                             taken.append(self._take())
                         if len(taken) == wanted:
                             break
-                        if self.closed and not self._can_take():
-                            if allow_smaller and taken:
-                                break
-                            size = len(self._items) + len(taken)
-                            raise errors.OutOfRangeError(
-                                None, None, "%s '%s' is closed and has insufficient elements "
-                                "(requested %d, current size %d)"
-                                % (self.type_name, self.name, wanted, size))
                     self._wait(step, "Dequeue")
             except BaseException:
                 self._put_back(taken)
@@ -198,22 +210,20 @@ class RandomShuffleQueue(QueueResource):
 
     type_name = "RandomShuffleQueue"
 
-    def _new_store(self, seeds):
-        seed, seed2 = seeds
-        if seed == 0 and seed2 == 0:
-            self._rng = np.random.Generator(np.random.Philox())
-        else:
-            self._rng = np.random.Generator(np.random.Philox(key=[seed, seed2]))
+    def _new_store(self):
+        if self._random_words is None:
+            raise ValueError("a RandomShuffleQueue needs its random stream (random_words)")
         return []
 
     def _take(self):
         items = self._items
-        i = int(self._rng.integers(len(items)))
+        i = self._random_words() % len(items)
         items[i], items[-1] = items[-1], items[i]
         return items.pop()
 
     def _put_back(self, elements):
-        self._items.extend(elements)
+        # TF pushes the taken elements back on the end, the last taken first.
+        self._items.extend(reversed(elements))
 
 
 class PriorityQueue(QueueResource):
@@ -222,7 +232,7 @@ class PriorityQueue(QueueResource):
 
     type_name = "PriorityQueue"
 
-    def _new_store(self, seeds):
+    def _new_store(self):
         self._counter = itertools.count()
         return []
 

@@ -23,11 +23,16 @@ from minitf.framework.op_def import DEAD, NOT_DIFFERENTIABLE, PASS, OpDef, decla
 from minitf.ops.core import EVERY_DEVICE
 
 
+def _key(key, ctx):
+    """Inside a while loop, one key per frame and iteration (``key;frame:iter``)."""
+    return key + ";" + ctx.frame_iter if ctx.frame_iter else key
+
+
 def _send_kernel(op, backend):
     key = op.get_attr("key")
 
     def compute(ctx, inputs):
-        ctx.step.rendezvous.send(ctx.step.step_id, key, inputs[0])
+        ctx.step.rendezvous.send(ctx.step.step_id, _key(key, ctx), inputs[0])
         return []
     return compute
 
@@ -51,7 +56,8 @@ def _recv_kernel(op, backend):
     def compute(ctx, inputs):
         step = ctx.step
         start = time.time_ns() // 1000
-        value = step.rendezvous.receive(step, send_task, key, tensor_name, send_incarnation)
+        value = step.rendezvous.receive(step, send_task, _key(key, ctx), tensor_name,
+                                        send_incarnation)
         if step.trace is not None and not aux and value is not DEAD:
             wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
             if orig_itemsize is not None:  # compressed: bytes before and on the wire

@@ -76,9 +76,9 @@ class VariableScope:
         self._initializer = initializer
 
     def get_variable(self, name, shape=None, dtype=None, initializer=None, trainable=None,
-                     collections=None, validate_shape=True):
+                     collections=None, validate_shape=True, aggregation=None):
         return _store().get_variable(self, name, shape, dtype, initializer, trainable,
-                                     collections, validate_shape)
+                                     collections, validate_shape, aggregation)
 
 
 class _Store:
@@ -106,7 +106,7 @@ class _Store:
         return self.local.scopes
 
     def get_variable(self, scope, name, shape, dtype, initializer, trainable, collections,
-                     validate_shape):
+                     validate_shape, aggregation=None):
         full_name = scope.name + "/" + name if scope.name else name
         dtype = dtypes.as_dtype(dtype if dtype is not None else scope.dtype).base_dtype
         shape = as_shape(shape) if shape is not None else None
@@ -151,7 +151,8 @@ class _Store:
         with graph.name_scope(None):
             variable = Variable(initial_value, name=full_name, dtype=dtype,
                                 trainable=True if trainable is None else trainable,
-                                collections=collections, validate_shape=validate_shape)
+                                collections=collections, validate_shape=validate_shape,
+                                aggregation=aggregation)
         self.variables[full_name] = variable
         self.defined_at[full_name] = _user_frames()
         return variable
@@ -202,7 +203,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
             raise UnimplementedError(None, None, "minitf's get_variable does not support "
                                      "%s=; build that part of the model by hand." % option)
     return get_variable_scope().get_variable(name, shape, dtype, initializer, trainable,
-                                             collections, validate_shape)
+                                             collections, validate_shape, aggregation)
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ from minitf.framework import dtypes, errors
 from minitf.framework.default_session import session_for
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.framework.op_def import ANY_DTYPE, NOT_DIFFERENTIABLE, OpDef, declare
+from minitf.framework.protos import proto
 from minitf.framework.tensor_shape import TensorShape, as_shape
 from minitf.ops import array_ops, control_flow_ops, math_ops
 from minitf.ops.core import constant, convert_to_tensor, make_op, name_scope
@@ -151,7 +152,20 @@ def _write(ctx, ref, value):
         allocator.alias_variable(ref, ref._buffer)
 
 
+def _snapshot(value):
+    """``value`` as the output of an assign: the value written, which nothing may
+    change later. A read-only *view* may look into another variable's buffer
+    (``v.assign(w)``), which a later step may overwrite, so it is copied; any
+    other array is already immutable for the rest of the step."""
+    if isinstance(value, np.ndarray) and not value.flags.writeable and value.base is not None:
+        return value.copy()
+    return value
+
+
 def _assign_kernel(op, backend):
+    """Write ``value`` into the variable. The output is the value written, not a
+    reference read later: so ``sess.run(v.assign(x))`` and every op that reads
+    the output see exactly this write, even while other threads write too."""
     validate = op.get_attr("validate_shape")
     shape_text = array_ops.shape_text
 
@@ -168,7 +182,7 @@ def _assign_kernel(op, backend):
                     None, None, "Assign requires shapes of both tensors to match. lhs shape= "
                     "%s rhs shape= %s" % (shape_text(ref.shape), list(value.shape)))
             _write(ctx, ref, value)
-        return [ref]
+        return [_snapshot(value)]
     return compute
 
 
@@ -180,7 +194,13 @@ ASSIGN = declare(OpDef(
 
 def _update_kernel(row):
     """AssignAdd / AssignSub: ``ref = ref + delta`` (``row``: math_ops' add or sub row),
-    under the variable's lock so that concurrent updates never lose one."""
+    under the variable's lock so that concurrent updates never lose one.
+
+    The output is the new value computed under the lock (a fresh array), so
+    three threads running ``counter.assign_add(1)`` each get a different count:
+    a reference read after the lock is released could already show another
+    thread's add (TF's output is such a reference, so it is usually but not
+    always distinct)."""
     def kernel(op, backend):
         binary = backend.binary
 
@@ -192,11 +212,18 @@ def _update_kernel(row):
                     raise errors.InvalidArgumentError(
                         None, None, "Must have the same shape: %s vs %s" % (
                             list(old.shape), list(delta.shape)))
-                _write(ctx, ref, binary(row, old, delta))
-            return [ref]
+                new = binary(row, old, delta)
+                _write(ctx, ref, new)
+            return [new]
         return compute
     return kernel
 
+
+#: The op types whose output is the value they wrote rather than a reference
+#: (see ``_assign_kernel``). An op that takes such an output *as a reference*
+#: (``tf.assign(v.assign(1.0), 2.0)``) is wired by the executor to the
+#: variable itself, after the assign.
+VALUE_OUTPUT_OPS = frozenset({"Assign", "AssignAdd", "AssignSub"})
 
 ASSIGN_ADD = declare(OpDef(
     "AssignAdd", inputs=("ref", "value"), attrs=("T", "use_locking"),
@@ -283,6 +310,8 @@ def _assign_like(row, ref, value, name, validate_shape=True, use_locking=None):
         if row is not ASSIGN and not ref.shape.is_compatible_with(value.shape):
             raise ValueError("Shapes %s and %s are incompatible" % (ref.shape, value.shape))
         shape = ref.shape if (row is not ASSIGN or validate_shape) else value.shape
+        if use_locking is None:        # TF's op defaults: Assign locks, AssignAdd/Sub do not
+            use_locking = row is ASSIGN
         attrs = {"T": ref.dtype.base_dtype, "use_locking": bool(use_locking)}
         if row is ASSIGN:
             attrs["validate_shape"] = bool(validate_shape)
@@ -310,6 +339,34 @@ def assign_sub(ref, value, use_locking=None, name=None):
     return _assign_like(ASSIGN_SUB, ref, value, name, use_locking=use_locking)
 
 
+class VariableAggregation:
+    """How replicas' updates of a variable combine (TF's enum values; minitf
+    keeps the value, for VariableDefs)."""
+    NONE, SUM, MEAN, ONLY_FIRST_REPLICA = 0, 1, 2, 3
+
+
+class VariableSynchronization:
+    """When a distributed variable is synchronized (TF's enum values; kept for
+    VariableDefs)."""
+    AUTO, NONE, ON_WRITE, ON_READ = 0, 1, 2, 3
+
+
+def _enum_value(value, default):
+    if value is None:
+        return default
+    return int(getattr(value, "value", value))
+
+
+def _prefixed(name, scope):
+    return scope.rstrip("/") + "/" + name if scope else name
+
+
+def _unprefixed(name, scope):
+    if scope and name.startswith(scope.rstrip("/") + "/"):
+        return name[len(scope.rstrip("/")) + 1:]
+    return name
+
+
 class _NotYetMade:
     """Stands for an op about to be made, so that ``colocate_with`` can name it."""
 
@@ -329,18 +386,25 @@ class Variable:
                  validate_shape=True, caching_device=None, name=None, variable_def=None,
                  dtype=None, expected_shape=None, import_scope=None, constraint=None,
                  use_resource=None, synchronization=None, aggregation=None, shape=None):
+        if variable_def is not None:
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_proto(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         graph = get_default_graph()
-        # As TF's init_scope: a variable made while a tf.cond branch is being
-        # built belongs to the whole graph, not to the branch (it must exist and
-        # be initializable whichever way the cond goes).
-        cond, graph._cond_context = graph._cond_context, None
+        self._aggregation = _enum_value(aggregation, VariableAggregation.NONE)
+        self._synchronization = _enum_value(synchronization, VariableSynchronization.AUTO)
+        # As TF's init_scope: a variable made while a tf.cond branch or a
+        # while loop is being built belongs to the whole graph, not to the
+        # construct (it must exist and be initializable however the step goes).
+        context, graph._control_flow_context = graph._control_flow_context, None
         try:
             self._init(graph, initial_value, trainable, collections, validate_shape, name,
                        dtype, shape)
         finally:
-            graph._cond_context = cond
+            graph._control_flow_context = context
 
     def _init(self, graph, initial_value, trainable, collections, validate_shape, name,
               dtype, shape):
@@ -383,6 +447,49 @@ class Variable:
         graph.add_to_collections(collections, self)
         self._graph = graph
         self._save_slice_info = None
+
+    # -- as TF's VariableDef (meta graphs) -------------------------------------------------
+    def _init_from_proto(self, variable_def, import_scope=None):
+        """Rebuild the Python object around ops already in the default graph
+        (an imported meta graph): the variable, its initializer, its snapshot."""
+        graph = get_default_graph()
+
+        def find(name):
+            full = _prefixed(name, import_scope)
+            return graph.as_graph_element(full)
+        self._variable = find(variable_def.variable_name)
+        self._initializer_op = find(variable_def.initializer_name)
+        self._snapshot = find(variable_def.snapshot_name)
+        self._initial_value = find(variable_def.initial_value_name) \
+            if variable_def.initial_value_name else None
+        self._trainable = bool(variable_def.trainable)
+        self._aggregation = variable_def.aggregation
+        self._synchronization = variable_def.synchronization
+        self._graph = graph
+        self._save_slice_info = None
+        if variable_def.is_resource:
+            raise ValueError("minitf has TF1 ref variables only; the resource variable %s "
+                             "(TF2's kind) cannot be imported" % variable_def.variable_name)
+
+    def to_proto(self, export_scope=None):
+        """This variable as TF's ``VariableDef`` (the names of its ops)."""
+        if export_scope is not None and not self._variable.name.startswith(export_scope):
+            return None
+        pb = proto("variable_pb2").VariableDef()
+        pb.variable_name = _unprefixed(self._variable.name, export_scope)
+        pb.initializer_name = _unprefixed(self._initializer_op.name, export_scope)
+        pb.snapshot_name = _unprefixed(self._snapshot.name, export_scope)
+        if self._initial_value is not None:
+            pb.initial_value_name = _unprefixed(self._initial_value.name, export_scope)
+        pb.trainable = self._trainable
+        pb.aggregation = self._aggregation
+        pb.synchronization = self._synchronization
+        return pb
+
+    @staticmethod
+    def from_proto(variable_def, import_scope=None):
+        """The ``Variable`` a ``VariableDef`` names, in the default graph."""
+        return Variable(variable_def=variable_def, import_scope=import_scope)
 
     # -- identity ----------------------------------------------------------------------
     name = property(lambda self: self._variable.name)

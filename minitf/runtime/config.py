@@ -6,6 +6,7 @@ from their default), so ``print(config)`` looks the same as in TF.
 """
 
 from minitf.framework import errors
+from minitf.runtime import run_metadata_proto
 
 
 class _Message:
@@ -190,6 +191,16 @@ class RunMetadata(_Message):
     """
     _fields = (("step_stats", StepStats), ("partition_graphs", []),
                ("placement", {}), ("soft_placed", []))
+
+    def to_proto(self):
+        """TF's ``RunMetadata`` message with this step's stats and partition
+        graphs (see minitf/runtime/run_metadata_proto.py)."""
+        return run_metadata_proto.run_metadata_to_proto(self)
+
+    def SerializeToString(self):  # noqa: N802  (protobuf API)
+        """TF's bytes for this RunMetadata (what ``FileWriter.add_run_metadata``
+        and TF's tools store)."""
+        return self.to_proto().SerializeToString()
 
 
 # -- what minitf does with each option -------------------------------------------------------

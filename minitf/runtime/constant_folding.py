@@ -7,7 +7,8 @@ An op *folds* when its row allows it and its inputs are all known now:
 
 * its row is not ``stateful`` (random numbers, variables, queues, Print must run
   in every step) and not ``blocking``;
-* it takes no variable reference and never makes dead values (a Switch);
+* it takes no variable reference, never makes dead values (a Switch) and
+  does not move values between a while loop's frames (an Enter);
 * it has no control inputs, and it runs on a CPU;
 * every input is the output of an op that folded (a Const folds first).
 
@@ -24,6 +25,7 @@ from minitf.runtime.step import KernelContext, StepState
 def foldable(node, folded_slots):
     op, row = node.op, node.op.op_def
     return (row is not None and not row.stateful and not row.blocking and not row.makes_dead
+            and row.frame_move is None
             and not row.ref_inputs and not op._control_inputs and node.members is None
             and node.device.device_type == "CPU"
             and not any(t.dtype.is_ref_dtype for t in op._inputs)

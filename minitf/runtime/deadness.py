@@ -14,11 +14,11 @@ Fetching a dead tensor is an error, as in TensorFlow.
 
 The marker :data:`DEAD` and the three rules (``OpDef.dead_when``: ANY dead
 input, the default; ALL inputs dead, ``Merge``; never, PASS: ``_Send`` runs to
-pass the marker on) are declared with the op table, in
+pass the marker on; a dead control input, CONTROLS) are declared with the op table, in
 ``minitf/framework/op_def.py``; this module applies them.
 """
 
-from minitf.framework.op_def import ALL, ANY, DEAD
+from minitf.framework.op_def import ALL, ANY, CONTROLS, DEAD
 
 __all__ = ["DEAD", "is_dead"]
 
@@ -30,4 +30,6 @@ def is_dead(node, inputs, dead):
         return any(v is DEAD for v in inputs) or any(dead[p] for p in node.control_preds)
     if node.dead_when == ALL:
         return all(v is DEAD for v in inputs) or any(dead[p] for p in node.control_preds)
+    if node.dead_when == CONTROLS:
+        return any(dead[p] for p in node.control_preds)
     return False

@@ -40,10 +40,10 @@ import queue
 import time
 
 from minitf.framework import errors
-from minitf.framework.op_def import DEAD
+from minitf.framework.op_def import DEAD, NOTHING
 from minitf.kernels import registry
-from minitf.ops.variables import VariableResource, read_ref
-from minitf.runtime import constant_folding, copies, deadness, fusion
+from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
+from minitf.runtime import constant_folding, copies, deadness, frames, fusion
 from minitf.runtime.node import Node
 from minitf.runtime.step import KernelContext
 
@@ -130,17 +130,21 @@ class Plan:
         order = sorted(needed, key=lambda o: o._id)
 
         slot_of = {}
+        after = {}     # op -> assigns it must follow (see _variable_behind)
         n = 0
         for t in self.feeds:
             slot_of[t] = n
             n += 1
-        self.nodes = []
-        for op in order:
-            out_base = n
+        out_base_of = {}
+        for op in order:       # every slot first: a loop's Merge reads a later op
+            out_base_of[op] = n
             for t in op._outputs:
                 if t not in fed:
                     slot_of[t] = n
                 n += 1
+        self.nodes = []
+        for op in order:
+            out_base = out_base_of[op]
             device = placer.assigned[op]
             row = op.op_def
             kernel = registry.find(op.type, device.device_type, registry.kernel_dtype(op))
@@ -153,6 +157,10 @@ class Plan:
                 raise annotate(e, op)
             refs = set(row.ref_inputs)
             inputs = [slot_of[t] for t in op._inputs]
+            if row.kernel_reads != NOTHING:    # (Switch/Merge route the value as it is)
+                for i in refs:
+                    if i < len(inputs) and op._inputs[i].op.type in VALUE_OUTPUT_OPS:
+                        inputs[i] = slot_of[_variable_behind(op, i, after)]
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
             self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
@@ -185,6 +193,7 @@ class Plan:
             for op in _ops_of(s):
                 controls.update(index_of[c] for c in getattr(op, "_control_inputs", ())
                                 if c in index_of)
+                controls.update(index_of[c] for c in after.get(op, ()) if c in index_of)
             controls.discard(i)
             s.control_preds = tuple(sorted(controls))
             preds |= controls
@@ -202,6 +211,10 @@ class Plan:
         self.devices = sorted({s.device.name for s in self.nodes})
         self.contexts = contexts
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
+        # With while loops, ops run once per iteration of their frame (frames.py).
+        self.frames = frames.FrameLayout(self.nodes) if any(
+            op.op_def is not None and op.op_def.frame_move is not None
+            for s in self.nodes for op in _ops_of(s)) else None
 
     # -- running ---------------------------------------------------------------------------
     def run(self, feed_values, step):
@@ -214,6 +227,8 @@ class Plan:
         if self.memory is not None:
             step.memory = self.memory.start(step.trace)
         try:
+            if self.frames is not None:
+                return _fetched(self._run_frames(vals, step))
             if self.inline:
                 self._run_inline(vals, step)
             else:
@@ -235,6 +250,13 @@ class Plan:
             if s.n_out:
                 vals[s.out_base:s.out_base + s.n_out] = [DEAD] * s.n_out
             return
+        outs = self._call(s, ins, ctx)
+        if s.n_out:
+            vals[s.out_base:s.out_base + s.n_out] = outs
+
+    def _call(self, s, ins, ctx):
+        """Run node ``s``'s kernel on ``ins``: read variable refs it takes by
+        value, trace it, charge its GPU memory, and name the op in any error."""
         step = ctx.step
         try:
             for j in s.deref:
@@ -258,8 +280,7 @@ class Plan:
                 trace.record(s, start, time.time_ns() // 1000, outs, used)
         except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
             raise annotate(e, s.op, s.device) from None
-        if s.n_out:
-            vals[s.out_base:s.out_base + s.n_out] = outs
+        return outs
 
     def _run_inline(self, vals, step):
         ctx = self._context(self.nodes[0].device, step) if self.nodes else None
@@ -330,9 +351,68 @@ class Plan:
                     submit(j)
 
 
+    def _run_frames(self, vals, step):
+        """A step with while loops: values per (frame, iteration), frames.py."""
+        nodes = self.nodes
+        if self.inline:
+            return frames.run_structured(self, self.frames, vals, step, self._run_one,
+                                         self._context(nodes[0].device, step))
+        run = frames.FrameRun(self, self.frames, vals, step)
+        may_be_dead = self.may_be_dead
+
+        def compute(i, it, ctx):
+            s = nodes[i]
+            ins = [it.vals[j] for j in s.inputs]
+            if may_be_dead and frames.is_dead(s, ins, it, i):
+                return None, True
+            if it.frame.key:
+                ctx = ctx.in_frame("%s:%d" % (it.frame.key, it.index))
+            return self._call(s, ins, ctx), False
+
+        pool, blocking_pool = self._pools.get()
+        contexts = {name: self._context(s.device, step)
+                    for name, s in {s.device.name: s for s in nodes}.items()}
+
+        def work(i, it, done):
+            try:
+                if step.cancelled.is_set():
+                    raise errors.CancelledError(None, None, "Step was cancelled")
+                if step.deadline is not None and time.monotonic() > step.deadline:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out before %s could start (iteration %d of its "
+                        "while loop)" % (nodes[i].op.name, it.index))
+                outs, dead = compute(i, it, contexts[nodes[i].device.name])
+                done.put((i, it, outs, dead, None))
+            except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
+                done.put((i, it, None, False, e))
+
+        def submit(i, it, done):
+            (blocking_pool if nodes[i].blocking else pool).submit(work, i, it, done)
+
+        return run.run_pooled(submit, DEADLINE_GRACE)
+
+
+def _variable_behind(op, i, after):
+    """The variable whose assign produced ``op``'s ref input ``i``.
+
+    An assign outputs the value it wrote (see ``minitf/ops/variables.py``), so
+    an op that takes it as a *reference* is given the variable itself, and
+    runs after the assign (recorded in ``after``) as it would in TF."""
+    t = op._inputs[i]
+    while t.op.type in VALUE_OUTPUT_OPS:
+        after.setdefault(op, []).append(t.op)
+        t = t.op._inputs[0]
+    return t
+
+
 def prune(fetches, targets, fed):
-    """The set of ops needed to compute ``fetches`` and run ``targets``."""
+    """The set of ops needed to compute ``fetches`` and run ``targets``.
+
+    An op whose every output is fed is replaced by the feed: a control
+    dependency on it (``control_dependencies([placeholder])``) is satisfied
+    without running it, as in TF."""
     needed = set()
+    replaced = {t.op for t in fed if all(o in fed for o in t.op._outputs)}
     stack = [t.op for t in fetches if t not in fed] + list(targets)
     while stack:
         op = stack.pop()
@@ -342,5 +422,5 @@ def prune(fetches, targets, fed):
         for t in op._inputs:
             if t not in fed:
                 stack.append(t.op)
-        stack.extend(op._control_inputs)
+        stack.extend(c for c in op._control_inputs if c not in replaced)
     return needed

@@ -13,9 +13,10 @@ one (GPU before CPU, lowest index). Parts of the name a request leaves out are
 filled from the session's default task, which is how unpinned ops end up on
 the master's task.
 
-When no device fits, ``allow_soft_placement`` relaxes the request (first the
-device type and index, then the job and task) before giving up with TF's
-"Cannot assign a device for operation ..." error.
+When no device fits, ``allow_soft_placement`` relaxes the request's device
+type and index (another device of the same task) before giving up with TF's
+"Cannot assign a device for operation ..." error; it never moves an op to
+another task, so a job or task that does not exist is always that error.
 
 Placement is sticky: once an op is placed in a session it stays on that
 device for every later step, so a variable never moves.
@@ -123,10 +124,10 @@ class Placer:
         if device is not None:
             return device
         if self.allow_soft:
+            # Soft placement changes the device type and index only: a job,
+            # replica or task that does not exist is an error, as in TF.
             relaxed = spec.replace(device_type=None, device_index=None)
             device = self._best(relaxed, members)
-            if device is None:
-                device = self._best(self._with_default_task(DeviceSpec()), members)
             if device is not None:
                 self.soft_moved.update(op for op in members if op.device)
                 return device

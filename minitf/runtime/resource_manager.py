@@ -48,12 +48,6 @@ class ResourceManager:
             if close is not None:
                 close()
 
-    def clear(self):
-        with self._lock:
-            names = list(self._containers)
-        for name in names:
-            self.cleanup(name)
-
     def containers(self):
         with self._lock:
             return {c: dict(r) for c, r in self._containers.items()}

@@ -260,8 +260,10 @@ class BaseSession:
 
     @staticmethod
     def reset(target, containers=None, config=None):
-        """Clear resource containers (all if ``containers`` is None) on every
-        task of the cluster behind ``target``; open sessions lose that state."""
+        """Clear resource containers on every task of the cluster behind
+        ``target`` and close the sessions open there. With ``containers`` None,
+        only the default container is cleared, as TF does (its docstring says
+        "all"): state made under ``tf.container("name")`` survives."""
         runtimes.reset(target or "", containers, config)
 
 

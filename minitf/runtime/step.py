@@ -36,12 +36,21 @@ class StepState:
 
 class KernelContext:
     """What a kernel may use besides its inputs: its device's resource manager
-    (variables, queues...), the device, per-session state, and the step."""
+    (variables, queues...), the device, per-session state, the step, and
+    ``frame_iter``: which while-loop frame and iteration the op runs in (""
+    outside every loop; runtime/frames.py), so that a ``_Send``/``_Recv`` in a
+    loop uses one rendezvous key per iteration, as TF's do."""
 
-    __slots__ = ("resources", "device", "session_state", "step")
+    __slots__ = ("resources", "device", "session_state", "step", "frame_iter")
 
-    def __init__(self, resources, device, session_state, step):
+    def __init__(self, resources, device, session_state, step, frame_iter=""):
         self.resources = resources
         self.device = device
         self.session_state = session_state
         self.step = step
+        self.frame_iter = frame_iter
+
+    def in_frame(self, frame_iter):
+        """This context for an op of frame iteration ``frame_iter``."""
+        return KernelContext(self.resources, self.device, self.session_state, self.step,
+                             frame_iter)

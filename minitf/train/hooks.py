@@ -9,12 +9,17 @@ results (``after_run``) and ask training to stop
 """
 
 import collections
+import logging
 import os
 import time
+import warnings
 
 from minitf.framework.graph import GraphKeys, get_default_graph
-from minitf.train import training_util
-from minitf.train.saver import Saver
+from minitf.framework.protos import proto
+from minitf.train import graph_io, meta_graph, training_util
+from minitf.train.saver import Saver, add_to_savers_collection
+
+_log = logging.getLogger("minitf.train")
 
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs",
@@ -117,12 +122,20 @@ class CheckpointSaverHook(SessionRunHook):
         self._global_step = training_util.get_global_step()
         if self._saver is None:
             savers = get_default_graph().get_collection(GraphKeys.SAVERS)
-            self._saver = savers[0] if savers else Saver()
+            self._saver = savers[0] if savers else add_to_savers_collection(Saver())
+        self._writer = _writer_or_none(self._dir)
         self._last_step = None
         self._last_time = time.monotonic()
 
     def after_create_session(self, session, coord):
         os.makedirs(self._dir, exist_ok=True)
+        if self._writer is not None:
+            # As TF: the graph for TensorBoard, and graph.pbtxt beside the checkpoints.
+            graph = session.graph
+            graph_io.write_graph(graph.as_graph_def(add_shapes=True), self._dir, "graph.pbtxt")
+            self._writer.add_graph(graph)
+            self._writer.add_meta_graph(meta_graph.create_meta_graph_def(
+                graph=graph, saver_def=self._saver.saver_def))
         self._save(session, int(session.run(self._global_step)))
 
     def before_run(self, run_context):
@@ -154,8 +167,163 @@ class CheckpointSaverHook(SessionRunHook):
 
     def _save(self, session, step):
         self._saver.save(session, self._path, global_step=step)
+        if self._writer is not None:
+            event_pb2 = proto("event_pb2")
+            self._writer.add_session_log(event_pb2.SessionLog(
+                status=event_pb2.SessionLog.CHECKPOINT, checkpoint_path=self._path), step)
         self._last_step = step
         self._last_time = time.monotonic()
+
+
+_warned_no_tensorboard = []
+
+
+def tensorboard_available():
+    """Whether TF's protos (the tensorboard package) can be imported."""
+    try:
+        proto("event_pb2")
+        return True
+    except ImportError:
+        return False
+
+
+def _writer_or_none(logdir):
+    """The shared FileWriter of ``logdir`` (TF's hooks write TensorBoard's files
+    next to the checkpoints), or None - with one warning - when the tensorboard
+    package is not installed."""
+    from minitf.summary.writer import FileWriterCache   # lazy: tensorboard starts slowly
+    try:
+        return FileWriterCache.get(logdir)
+    except ImportError as e:
+        if not _warned_no_tensorboard:
+            warnings.warn("MonitoredTrainingSession writes no TensorBoard files: %s" % e)
+            _warned_no_tensorboard.append(True)
+        return None
+
+
+class _Timer:
+    """TF's SecondOrStepTimer: due every ``every_steps`` steps or ``every_secs`` seconds."""
+
+    def __init__(self, every_secs=None, every_steps=None):
+        if (every_secs is None) == (every_steps is None):
+            raise ValueError("exactly one of every_secs and every_steps should be provided.")
+        self._secs, self._steps = every_secs, every_steps
+        self._last_time = self._last_step = None
+
+    def should_trigger_for_step(self, step):
+        if self._last_step is None:
+            return True
+        if self._last_step == step:
+            return False
+        if self._secs is not None:
+            return time.time() >= self._last_time + self._secs
+        return step >= self._last_step + self._steps
+
+    def update_last_triggered_step(self, step):
+        now = time.time()
+        elapsed = None if self._last_time is None else \
+            (now - self._last_time, step - self._last_step)
+        self._last_time, self._last_step = now, step
+        return elapsed
+
+
+class SummarySaverHook(SessionRunHook):
+    """Run the summary op every ``save_steps`` steps (or ``save_secs``
+    seconds) and write what it returns with a FileWriter - the one given, or
+    the shared one of ``output_dir`` (TF's ``SummarySaverHook``)."""
+
+    def __init__(self, save_steps=None, save_secs=None, output_dir=None, summary_writer=None,
+                 scaffold=None, summary_op=None):
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._summary_op = summary_op
+        self._scaffold = scaffold
+        self._writer = summary_writer
+        self._output_dir = output_dir
+        self._timer = _Timer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self):
+        if self._writer is None and self._output_dir:
+            from minitf.summary.writer import FileWriterCache   # lazy: as _writer_or_none
+            self._writer = FileWriterCache.get(self._output_dir)
+        self._next_step = None
+        self._global_step = training_util.get_global_step()
+        if self._global_step is None:
+            raise RuntimeError("Global step should be created to use SummarySaverHook.")
+
+    def _ops(self):
+        op = self._summary_op if self._summary_op is not None else \
+            getattr(self._scaffold, "summary_op", None)
+        if op is None:
+            return None
+        return op if isinstance(op, list) else [op]
+
+    def before_run(self, run_context):
+        self._request = self._next_step is None or \
+            self._timer.should_trigger_for_step(self._next_step)
+        fetches = {"global_step": self._global_step}
+        if self._request and self._ops() is not None:
+            fetches["summary"] = self._ops()
+        return SessionRunArgs(fetches)
+
+    def after_run(self, run_context, run_values):
+        if self._writer is None:
+            return
+        step = int(run_values.results["global_step"]) + 1
+        if self._next_step is None or self._request:
+            step = int(run_context.session.run(self._global_step))
+        if self._next_step is None:
+            event_pb2 = proto("event_pb2")
+            self._writer.add_session_log(event_pb2.SessionLog(
+                status=event_pb2.SessionLog.START), step)
+        if self._request:
+            self._timer.update_last_triggered_step(step)
+            for summary in run_values.results.get("summary", ()):
+                self._writer.add_summary(summary, step)
+        self._next_step = step + 1
+
+    def end(self, session=None):
+        if self._writer is not None:
+            self._writer.flush()
+
+
+class StepCounterHook(SessionRunHook):
+    """Write (and log) the training speed, ``global_step/sec``, every
+    ``every_n_steps`` steps (TF's ``StepCounterHook``)."""
+
+    def __init__(self, every_n_steps=100, every_n_secs=None, output_dir=None,
+                 summary_writer=None):
+        if (every_n_steps is None) == (every_n_secs is None):
+            raise ValueError("exactly one of every_n_steps and every_n_secs should be "
+                             "provided.")
+        self._timer = _Timer(every_steps=every_n_steps, every_secs=every_n_secs)
+        self._writer = summary_writer
+        self._output_dir = output_dir
+
+    def begin(self):
+        if self._writer is None and self._output_dir:
+            from minitf.summary.writer import FileWriterCache   # lazy: as _writer_or_none
+            self._writer = FileWriterCache.get(self._output_dir)
+        self._global_step = training_util.get_global_step()
+        if self._global_step is None:
+            raise RuntimeError("Global step should be created to use StepCounterHook.")
+        self._tag = self._global_step.op.name + "/sec"
+
+    def before_run(self, run_context):
+        return SessionRunArgs(self._global_step)
+
+    def after_run(self, run_context, run_values):
+        step = int(run_values.results)
+        if self._timer.should_trigger_for_step(step):
+            step = int(run_context.session.run(self._global_step))
+            elapsed = self._timer.update_last_triggered_step(step)
+            if elapsed is not None and elapsed[0] > 0:
+                rate = elapsed[1] / elapsed[0]
+                _log.info("%s: %g", self._tag, rate)
+                if self._writer is not None:
+                    summary = proto("summary_pb2").Summary()
+                    summary.value.add(tag=self._tag, simple_value=rate)
+                    self._writer.add_summary(summary, step)
 
 
 class LoggingTensorHook(SessionRunHook):

@@ -37,11 +37,13 @@ import time
 from minitf.framework import errors
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import variables as _variables
+from minitf.ops import summary_ops
 from minitf.ops.control_flow_ops import group
 from minitf.train.coordinator import Coordinator
-from minitf.train.hooks import CheckpointSaverHook, SessionRunContext, SessionRunValues
+from minitf.train.hooks import (CheckpointSaverHook, SessionRunContext, SessionRunValues,
+                                StepCounterHook, SummarySaverHook, tensorboard_available)
 from minitf.train.queue_runner import start_queue_runners
-from minitf.train.saver import Saver
+from minitf.train.saver import Saver, add_to_savers_collection
 from minitf.train.session_manager import SessionManager
 
 #: The errors after which a MonitoredSession creates a new session: a task is
@@ -72,6 +74,7 @@ class Scaffold:
         self.ready_op = ready_op
         self.ready_for_local_init_op = ready_for_local_init_op
         self.local_init_op = local_init_op
+        self.summary_op = summary_op
         self.saver = saver
         self._finalized = False
 
@@ -114,7 +117,10 @@ class Scaffold:
                 lambda: group(_variables.local_variables_initializer(), name="local_init"))
         if self.saver is None and _variables.global_variables():
             savers = graph.get_collection(GraphKeys.SAVERS)
-            self.saver = savers[0] if savers else Saver()
+            self.saver = savers[0] if savers else add_to_savers_collection(Saver())
+        if self.summary_op is None:
+            self.summary_op = self.get_or_default(GraphKeys.SUMMARY_OP, summary_ops.merge_all) \
+                if graph.get_collection(GraphKeys.SUMMARIES) else None
         if not graph.finalized:
             graph.finalize()
         self._finalized = True
@@ -407,10 +413,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
                              save_checkpoint_secs=None, save_summaries_steps=None,
                              save_summaries_secs=None, config=None,
                              stop_grace_period_secs=120, log_step_count_steps=None,
-                             max_wait_secs=7200, save_checkpoint_steps=None, **unused):
+                             max_wait_secs=7200, save_checkpoint_steps=None, summary_dir=None,
+                             **unused):
     """TF1's factory: a recovering MonitoredSession whose chief restores or
-    initializes the model and saves checkpoints, and whose other workers wait
-    for the chief."""
+    initializes the model, saves checkpoints and TensorBoard summaries, and
+    whose other workers wait for the chief."""
     scaffold = scaffold or Scaffold()
     if not is_chief:
         creator = WorkerSessionCreator(scaffold=scaffold, master=master, config=config,
@@ -426,6 +433,22 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
                                                  save_steps=save_checkpoint_steps))
         elif save_checkpoint_secs is None and save_checkpoint_steps is None:
             all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=600))
+    # TensorBoard's files, as TF: the speed and the graph's summaries every
+    # 100 steps by default, into summary_dir (default: checkpoint_dir).
+    summary_dir = summary_dir or checkpoint_dir
+    asked = save_summaries_steps is not None or save_summaries_secs is not None
+    if summary_dir and (asked or tensorboard_available()):
+        if not asked:
+            save_summaries_steps = 100
+        if save_summaries_steps or save_summaries_secs:
+            steps = save_summaries_steps if not save_summaries_secs else None
+            all_hooks.append(StepCounterHook(
+                every_n_steps=log_step_count_steps or steps,
+                every_n_secs=None if (log_step_count_steps or steps) else
+                save_summaries_secs, output_dir=summary_dir))
+            all_hooks.append(SummarySaverHook(scaffold=scaffold, save_steps=steps,
+                                              save_secs=save_summaries_secs,
+                                              output_dir=summary_dir))
     all_hooks += list(hooks or [])
     creator = ChiefSessionCreator(scaffold=scaffold, master=master, config=config,
                                   checkpoint_dir=checkpoint_dir)

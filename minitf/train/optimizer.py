@@ -151,7 +151,8 @@ class Optimizer:
         raise TypeError("%s must define _apply_dense" % type(self).__name__)
 
     def _finish(self, update_ops, name_scope_):
-        return group(*update_ops, name=name_scope_.rstrip("/") or None)
+        # A scope ("GradientDescent/") names the op itself, as in TF.
+        return group(*update_ops, name=name_scope_ or None)
 
     def _tensor(self, value, name, var):
         return convert_to_tensor(value, dtype=var.dtype.base_dtype, name=name)

@@ -150,4 +150,4 @@ class AdamOptimizer(Optimizer):
             update_b1 = b1p.assign(b1p.value() * self._beta1, use_locking=self._use_locking)
             update_b2 = b2p.assign(b2p.value() * self._beta2, use_locking=self._use_locking)
         return group(*(list(update_ops) + [update_b1, update_b2]),
-                     name=name_scope_.rstrip("/") or None)
+                     name=name_scope_ or None)

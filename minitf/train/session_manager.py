@@ -68,6 +68,9 @@ class SessionManager:
                             max_wait_secs=7200, config=None):
         """``(session, restored)``: a new session, with the model restored
         from the newest checkpoint when there is one."""
+        if checkpoint_dir and checkpoint_filename_with_path:
+            raise ValueError("Can not provide both checkpoint_dir and "
+                             "checkpoint_filename_with_path.")
         sess = Session(master, graph=self._graph, config=config)
         if checkpoint_filename_with_path:
             saver.restore(sess, checkpoint_filename_with_path)
@@ -125,13 +128,16 @@ class SessionManager:
         return sess
 
     def recover_session(self, master, saver=None, checkpoint_dir=None,
-                        wait_for_checkpoint=False, max_wait_secs=7200, config=None):
+                        checkpoint_filename_with_path=None, wait_for_checkpoint=False,
+                        max_wait_secs=7200, config=None):
         """``(session, initialized)``: a new session, restored from a checkpoint
         if there is one; ``initialized`` says whether the model is ready."""
         sess, restored = self._restore_checkpoint(
             master, saver, checkpoint_dir=checkpoint_dir,
+            checkpoint_filename_with_path=checkpoint_filename_with_path,
             wait_for_checkpoint=wait_for_checkpoint, max_wait_secs=max_wait_secs,
             config=config)
+        checkpoint_dir = checkpoint_dir or checkpoint_filename_with_path
         ok, msg = self._try_run_local_init_op(sess)
         if not restored:
             return sess, False

@@ -6,9 +6,9 @@ training at a step, checkpoints are numbered by it, and staleness is measured
 against it.
 """
 
-import numpy as np
-
+from minitf.framework import dtypes
 from minitf.framework.graph import GraphKeys, get_default_graph
+from minitf.ops import init_ops, variable_scope
 from minitf.ops import variables as _variables
 from minitf.ops.variables import VARIABLE_V2
 
@@ -33,9 +33,13 @@ def create_global_step(graph=None):
     graph = graph or get_default_graph()
     if get_global_step(graph) is not None:
         raise ValueError("\"global_step\" already exists.")
+    # As TF: an int64 scalar from a zeros initializer, counted once however many
+    # replicas update it.
     with graph.as_default(), graph.name_scope(""):
-        return _variables.Variable(
-            np.int64(0), name="global_step", trainable=False,
+        return variable_scope.get_variable(
+            GraphKeys.GLOBAL_STEP, shape=[], dtype=dtypes.int64,
+            initializer=init_ops.Zeros(), trainable=False,
+            aggregation=_variables.VariableAggregation.ONLY_FIRST_REPLICA,
             collections=[GraphKeys.GLOBAL_VARIABLES, GraphKeys.GLOBAL_STEP])
 
 

@@ -22,6 +22,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common
+
 N = 10_000_000
 REPEATS = 9
 
@@ -42,13 +45,7 @@ print(time.perf_counter() - t0)
 
 
 def median(fn, repeats=REPEATS):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return common.median(fn, repeats)
 
 
 def chain(fuse, a, b):

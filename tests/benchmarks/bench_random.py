@@ -8,7 +8,8 @@ For ``random_uniform`` and ``random_normal`` (and ``truncated_normal``) of
 10M float32 it prints the median wall time of one draw by
 
 * minitf: one run of the op kernel (``random_streams``: reserve, fill a new
-  array; the kernels threaded as they choose),
+  array; the kernels threaded as they choose), and ``sess.run`` of the raw op
+  through the runtime (like TF's column: computed, not fetched),
 * numpy: ``Generator(Philox).random`` / ``.standard_normal`` (float32, one
   thread, a different Philox stream and a different normal algorithm),
 * TensorFlow: ``sess.run`` of the raw op (its intra-op threads; the output is
@@ -21,13 +22,14 @@ and minitf's time over TF's (below 1: minitf is faster). Kernels are compiled
 
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common
 
 N = 10_000_000
 REPEATS = 15
@@ -36,13 +38,7 @@ DEFAULT_ORACLE = Path.home() / ".cache" / "minitf" / "tf-venv" / "bin" / "python
 
 
 def median_ms(fn, repeats=REPEATS):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    return 1e3 * common.median(fn, repeats)
 
 
 def minitf_times():
@@ -52,6 +48,20 @@ def minitf_times():
     draws = {"uniform": rs.random_uniform, "normal": rs.random_standard_normal,
              "truncated_normal": rs.truncated_normal}
     return {c: median_ms(lambda f=draws[c]: f(gen, [N], np.float32)) for c in CASES}
+
+
+def minitf_session_times():
+    import minitf.compat.v1 as mtf
+    from minitf.ops import random_ops
+    with mtf.Graph().as_default():
+        shape = mtf.constant([N])
+        rows = {"uniform": random_ops.RANDOM_UNIFORM,
+                "normal": random_ops.RANDOM_STANDARD_NORMAL,
+                "truncated_normal": random_ops.TRUNCATED_NORMAL}
+        ops = {c: random_ops._raw_random(rows[c], shape, mtf.TensorShape([N]), mtf.float32,
+                                         (1, 2)).op for c in CASES}
+        with mtf.Session() as sess:
+            return {c: median_ms(lambda op=ops[c]: sess.run(op)) for c in CASES}
 
 
 def numpy_times():
@@ -94,16 +104,17 @@ def main():
         return
     tf = tf_times_in_subprocess()
     mine = minitf_times()
+    session = minitf_session_times()
     numpy = numpy_times()
 
     def fmt(v):
         return "%10.1f" % v if v is not None else "%10s" % "-"
-    print("10M float32, median of %d (ms)   minitf      numpy         TF   minitf/TF"
-          % REPEATS)
+    print("10M float32, median of %d (ms)   minitf  minitf run      numpy         TF"
+          "   run/TF" % REPEATS)
     for c in CASES:
-        ratio = "%11.2f" % (mine[c] / tf[c]) if tf else "%11s" % "-"
-        print("%-32s%s %s %s %s" % (c, fmt(mine[c]), fmt(numpy[c]),
-                                    fmt(tf[c] if tf else None), ratio))
+        ratio = "%9.2f" % (session[c] / tf[c]) if tf else "%9s" % "-"
+        print("%-32s%s  %s %s %s %s" % (c, fmt(mine[c]), fmt(session[c]), fmt(numpy[c]),
+                                        fmt(tf[c] if tf else None), ratio))
 
 
 if __name__ == "__main__":

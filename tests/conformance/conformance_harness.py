@@ -127,6 +127,9 @@ def run_program(name: str, python: str, engine: str) -> Run:
     env = dict(os.environ)
     env["MINITF_ENGINE"] = engine
     env["PYTHONIOENCODING"] = "utf-8"
+    # TF 2.21 has tf.layers and tf.nn.rnn_cell only through tf_keras (Keras 2),
+    # which scripts/setup_tf_oracle.sh installs beside TF; this selects it.
+    env["TF_USE_LEGACY_KERAS"] = "1"
     paths = [str(HERE)]
     if engine == "minitf":
         paths.append(str(REPO))  # works even without `pip install -e .`

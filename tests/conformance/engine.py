@@ -21,6 +21,9 @@ if ENGINE == "tf":
     # disappears.  See test_conformance.py for the details.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    # TF 2.21's tf.layers and tf.nn.rnn_cell exist only with Keras 2 (the
+    # tf_keras package, installed beside TF by scripts/setup_tf_oracle.sh).
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
     import tensorflow.compat.v1 as tf
 
     tf.get_logger().setLevel("ERROR")  # Python-side deprecation warnings

@@ -51,10 +51,22 @@ def live_tf_md(tmp_path_factory):
                     "(see scripts/setup_tf_oracle.sh)")
     out = tmp_path_factory.mktemp("tf") / "step.pb"
     env = dict(os.environ, MINITF_ENGINE="tf", TF_CPP_MIN_LOG_LEVEL="3")
-    run = subprocess.run([python, str(TRACES / "two_task_step.py"), str(out)], env=env,
-                         capture_output=True, text=True, timeout=harness.TIMEOUT_S)
-    assert run.returncode == 0, run.stderr[-3000:]
-    return _load(out)
+    # On a loaded machine TF sometimes hands back the step's stats before the
+    # ps has recorded its RecvTensor entries (the gradients it pulled), so a
+    # recording with fewer than the six receptions is taken again.
+    for _ in range(3):
+        run = subprocess.run([python, str(TRACES / "two_task_step.py"), str(out)], env=env,
+                             capture_output=True, text=True, timeout=harness.TIMEOUT_S)
+        assert run.returncode == 0, run.stderr[-3000:]
+        md = _load(out)
+        if _receptions(md) == 6:
+            break
+    return md
+
+
+def _receptions(md):
+    return sum(1 for d in md.step_stats.dev_stats for ns in d.node_stats
+               if ns.node_name == "RecvTensor")
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +126,7 @@ def test_every_view_draws_the_recorded_tf_trace(tf_md):
     received = [ns for d in tf_md.step_stats.dev_stats for ns in d.node_stats
                 if ns.node_name == "RecvTensor"]
     transfers = TransferView(tf_md)
-    assert len(transfers.transfers) == len(received) == 6
+    assert len(transfers.transfers) == len(received) == _receptions(tf_md) == 6
     runs = {(o.device, o.name): o for o in transfers.ops}
     for t in transfers.transfers:  # each arrow starts when its producer finished
         producer = runs[(t.src_device, t.sender)]

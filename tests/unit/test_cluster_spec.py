@@ -6,20 +6,21 @@ TensorFlow 2.21 gave for it, recorded by running the same expressions under
 name, str(exception))``. ``test_matches_live_tensorflow`` re-records them from
 a real TensorFlow when ``MINITF_TF_PYTHON`` names its interpreter.
 
-The only intended difference: ``as_cluster_def()`` is a plain dict mirroring
-the ClusterDef proto (minitf has no protobuf); it is tested separately.
+``as_cluster_def()`` returns TF's ClusterDef proto (tensorboard's copy of
+TF's protos); it, the plain dict minitf sends on the wire, and building a
+ClusterSpec from a ClusterDef are tested separately.
 """
 
 import json
 import os
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 from minitf.distributed.cluster_spec import ClusterSpec
+import minitf.compat.v1 as tf
 
 C = '{"worker": ["w0:2222", "w1:2222", "w2:2222"], "ps": ["ps0:2222", "ps1:2222"]}'
 S = '{"worker": {1: "w1:2222", 3: "w3:2222"}, "ps": ["ps0:2222"]}'
@@ -389,31 +390,56 @@ def test_matches_live_tensorflow():
 
 # ---------------------------------------------------------------- ClusterDef
 
-def test_as_cluster_def_is_a_sorted_plain_dict():
+def test_as_cluster_def_is_tfs_sorted_proto():
+    cluster_pb2 = pytest.importorskip("tensorboard.compat.proto.cluster_pb2")
     c = ClusterSpec({"worker": {3: "w3:1", 1: "w1:1"}, "ps": [b"ps0:1"]})
-    assert c.as_cluster_def() == {"job": [
+    cd = c.as_cluster_def()
+    assert isinstance(cd, cluster_pb2.ClusterDef)
+    assert [j.name for j in cd.job] == ["ps", "worker"]
+    assert dict(cd.job[0].tasks) == {0: "ps0:1"}
+    assert dict(cd.job[1].tasks) == {1: "w1:1", 3: "w3:1"}
+    # the text TF prints for it (map entries sorted by key)
+    assert str(cd) == ('job {\n  name: "ps"\n  tasks {\n    key: 0\n    value: "ps0:1"\n  }\n}\n'
+                       'job {\n  name: "worker"\n  tasks {\n    key: 1\n    value: "w1:1"\n'
+                       '  }\n  tasks {\n    key: 3\n    value: "w3:1"\n  }\n}\n')
+
+
+def test_cluster_spec_from_a_cluster_def_proto():
+    pytest.importorskip("tensorboard.compat.proto.cluster_pb2")
+    c = ClusterSpec({"worker": ["w0:1", "w1:1"], "ps": ["ps0:1"]})
+    back = ClusterSpec(c.as_cluster_def())
+    assert back == c and back.jobs == ["ps", "worker"]
+    assert back.as_dict() == {"ps": ["ps0:1"], "worker": ["w0:1", "w1:1"]}
+
+
+def test_plain_cluster_def_is_a_sorted_dict_and_a_copy():
+    c = ClusterSpec({"worker": {3: "w3:1", 1: "w1:1"}, "ps": [b"ps0:1"]})
+    assert c._plain_cluster_def() == {"job": [
         {"name": "ps", "tasks": {0: "ps0:1"}},
         {"name": "worker", "tasks": {1: "w1:1", 3: "w3:1"}},
     ]}
-    assert list(c.as_cluster_def()["job"][1]["tasks"]) == [1, 3]
-
-
-def test_as_cluster_def_empty_job_and_empty_cluster():
-    assert ClusterSpec({"w": []}).as_cluster_def() == {"job": [{"name": "w", "tasks": {}}]}
-    assert ClusterSpec({}).as_cluster_def() == {"job": []}
-
-
-def test_as_cluster_def_is_a_copy():
+    assert ClusterSpec({"w": []})._plain_cluster_def() == {"job": [{"name": "w", "tasks": {}}]}
+    assert ClusterSpec({})._plain_cluster_def() == {"job": []}
     c = ClusterSpec({"w": ["a"]})
-    c.as_cluster_def()["job"][0]["tasks"][0] = "evil"
+    c._plain_cluster_def()["job"][0]["tasks"][0] = "evil"
     assert c.task_address("w", 0) == "a"
-    assert c.as_cluster_def()["job"][0]["tasks"] == {0: "a"}
+
+
+def test_server_def_has_tfs_fields():
+    pytest.importorskip("tensorboard.compat.proto.cluster_pb2")
+    from minitf.distributed.server import Server
+    server = Server.create_local_server(start=False)
+    sd = server.server_def
+    assert (sd.job_name, sd.task_index, sd.protocol) == ("localhost", 0, "grpc")   # TF: job localhost
+    assert sd.cluster == server._cluster.as_cluster_def()
+    assert ClusterSpec(sd.cluster).task_address("localhost", 0) == server.address
+    server.stop()
 
 
 def test_from_cluster_def_round_trip_through_msgpack():
     import msgpack
     c = ClusterSpec({"worker": {1: "w1:1", 3: "w3:1"}, "ps": ["ps0:1", "ps1:1"]})
-    packed = msgpack.packb(c.as_cluster_def(), use_bin_type=True)
+    packed = msgpack.packb(c._plain_cluster_def(), use_bin_type=True)
     back = ClusterSpec.from_cluster_def(msgpack.unpackb(packed, raw=False,
                                                         strict_map_key=False))
     assert back == c
@@ -457,3 +483,26 @@ def test_device_prefix():
         c.device_prefix("worker", 0)
     with pytest.raises(ValueError, match="No such job in cluster: 'x'"):
         c.device_prefix("x", 0)
+
+
+def test_create_local_cluster_starts_in_process_servers_on_free_ports():
+    workers, ps = tf.test.create_local_cluster(num_workers=2, num_ps=1)
+    try:
+        ports = {int(s.target.rsplit(":", 1)[1]) for s in workers + ps}
+        assert len(ports) == 3
+        assert [s.server_def.job_name for s in workers + ps] == ["worker", "worker", "ps"]
+        with tf.Graph().as_default():
+            with tf.device("/job:ps/task:0"):
+                v = tf.Variable(2.0)
+            with tf.device("/job:worker/task:1"):
+                y = v * 5.0
+            with tf.Session(workers[0].target) as sess:
+                sess.run(v.initializer)
+                assert sess.run(y) == 10.0
+    finally:
+        for s in workers + ps:
+            s.stop()
+    with pytest.raises(tf.errors.NotFoundError, match="No server factory registered for protocol 'x'"):
+        tf.test.create_local_cluster(1, 0, protocol="x")
+    with pytest.raises(ValueError, match="num_workers >= 0"):
+        tf.test.create_local_cluster(-1, 0)

@@ -156,3 +156,46 @@ def test_build_time_errors():
         D.range(3).interleave(lambda x: x, cycle_length=1)
     with pytest.raises(RuntimeError, match="eager mode"):
         iter(D.range(3))
+
+
+def _every_kind_of_pipeline():
+    text = np.arange(8, dtype=np.float32)
+    ds = (tf.data.Dataset.zip((tf.data.Dataset.from_tensor_slices(text),
+                               tf.data.Dataset.range(8)))
+          .map(lambda a, b: (a * 2.0, b + 1))
+          .filter(lambda a, b: tf.greater(b, 1))
+          .concatenate(tf.data.Dataset.from_tensors((np.float32(-1), np.int64(-1))))
+          .shuffle(4, seed=3).skip(1).take(5).padded_batch(2, ([], []))
+          .prefetch(1))
+    it = ds.make_initializable_iterator(shared_name="remote_pipeline")
+    return it, it.get_next()
+
+
+def test_an_iterator_in_a_remote_session_lives_on_its_task():
+    """The pipeline (functions included) crosses the wire as plain data and runs
+    on the task the iterator op is placed on: its resource is in that server's
+    resource manager, and every pipeline kind gives what it gives locally."""
+    from minitf.distributed import launcher
+    from minitf.distributed.inspect import cluster_state
+    with tf.Graph().as_default():
+        it, nxt = _every_kind_of_pipeline()
+        with tf.Session() as sess:
+            sess.run(it.initializer)
+            local_values = [sess.run(nxt) for _ in range(3)]
+    with launcher.LocalCluster({"worker": 2}, echo=False) as cluster, \
+            tf.Graph().as_default():
+        with tf.device("/job:worker/task:1"):
+            it, nxt = _every_kind_of_pipeline()
+        with tf.Session(cluster.target("worker", 0)) as sess:
+            sess.run(it.initializer)
+            remote_values = [sess.run(nxt) for _ in range(3)]
+            with pytest.raises(tf.errors.OutOfRangeError):
+                sess.run(nxt)
+        for (la, lb), (ra, rb) in zip(local_values, remote_values):
+            np.testing.assert_array_equal(la, ra)
+            np.testing.assert_array_equal(lb, rb)
+        state = {t["task"]: t["resources"] for t in cluster_state(cluster)}
+        holders = [task for task, resources in state.items()
+                   for containers in resources.values() for res in containers.values()
+                   for name, summary in res.items() if summary.get("kind") == "Iterator"]
+        assert holders == ["/job:worker/replica:0/task:1"], state

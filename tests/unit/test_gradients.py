@@ -166,9 +166,27 @@ def test_grad_ys_and_several_ys():
             np.testing.assert_allclose(sess.run(gx), [3.0 + 2.0, 0.0 + 4.0])
 
 
-def test_no_gradient_for_integer_outputs_is_clear():
+def test_integer_outputs_have_no_gradient_as_in_tf():
     g = tf.Graph()
     with g.as_default():
         x = tf.constant([1, 2])
-        with pytest.raises(TypeError, match="only float tensors are differentiable"):
-            tf.gradients(x * 2, [x])
+        y = x * 2
+        before = len(g.get_operations())
+        assert tf.gradients(y, [x]) == [None]
+        assert len(g.get_operations()) == before       # no gradient ops were built
+        f = tf.constant(2.0)
+        assert tf.gradients(tf.cast(f, tf.int32) * 3, f) == [None]
+
+
+def test_grad_ys_may_be_one_tensor_and_lengths_must_match():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant(2.0)
+        y = a * a
+        (ga,) = tf.gradients(y, a, grad_ys=tf.constant(3.0))
+        with tf.Session(graph=g) as sess:
+            assert sess.run(ga) == 12.0
+        with pytest.raises(ValueError, match=r"^Length mismatch\. Passed 1 grad_ys for 2 ys$"):
+            tf.gradients([y, y], a, grad_ys=[tf.constant(1.0)])
+        with pytest.raises(ValueError, match="Passed 2 grad_ys for 1 ys"):
+            tf.gradients(y, a, grad_ys=[tf.constant(1.0), tf.constant(2.0)])

@@ -5,7 +5,8 @@ The layers, bottom to top::
     framework <- ops <- kernels <- runtime <- distributed <- the API packages
 
 (the API packages build on everything: ``compat``, ``train``, ``data``,
-``layers``, ``losses``, ``warmup``, ``timeline``, ``datasets`` and the widgets).
+``layers``, ``losses``, ``metrics``, ``app``, ``summary``, ``warmup``, ``timeline``,
+``datasets`` and the widgets).
 A module may import its own layer and the layers below it, never one above:
 the framework never needs the op table, an op never needs the executor, a
 kernel never reaches into a service. Every import statement counts, also one
@@ -25,8 +26,8 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 LAYERS = ["framework", "ops", "kernels", "runtime", "distributed", "api"]
-API_PACKAGES = {"compat", "train", "data", "layers", "losses", "warmup", "timeline",
-                "datasets", "widgets", "__init__"}
+API_PACKAGES = {"compat", "train", "data", "layers", "losses", "metrics", "app", "warmup",
+                "timeline", "datasets", "widgets", "summary", "__init__"}
 
 
 def layer_of(module):

@@ -14,8 +14,8 @@ def test_bad_arguments_are_refused_with_tf_messages():
             tf.nn.bias_add(x, tf.ones([1, 3]))
         with pytest.raises(ValueError, match="Dimensions must be equal, but are 3 and 2"):
             tf.nn.bias_add(x, tf.ones([2]))
-        with pytest.raises(ValueError, match="rate must be a scalar tensor or a float in the "
-                                             "range \\[0, 1\\), got 1"):
+        with pytest.raises(ValueError, match="`rate` must be a scalar tensor or a float in "
+                                             "the range \\[0, 1\\). Received: rate=1.0"):
             tf.nn.dropout(x, rate=1.0)
         with pytest.raises(TypeError, match="t_list should be a sequence"):
             tf.clip_by_global_norm(x, 1.0)

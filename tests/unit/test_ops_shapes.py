@@ -313,8 +313,15 @@ def test_seed_attrs_follow_tf():
         tf.constant(2.0)
         r3 = tf.random_normal([2])
         assert g.seed == 5
-    seeds = [(t.op.get_attr("seed"), t.op.get_attr("seed2")) for t in (r, r2, r3)]
+    # The random ops themselves (random_uniform/RandomUniform, ...): the API
+    # functions scale them with ordinary ops, as TF does.
+    ops = [g.get_operation_by_name(n) for n in (
+        "random_uniform/RandomUniform", "random_uniform_1/RandomUniform",
+        "random_normal/RandomStandardNormal")]
+    assert [op.inputs[0].op.type for op in ops] == ["Const"] * 3
+    seeds = [(op.get_attr("seed"), op.get_attr("seed2")) for op in ops]
     assert seeds == [(5, 0), (5, 3), (5, 1)]
+    assert [t.op.type for t in (r, r2, r3)] == ["RandomUniform", "RandomUniform", "AddV2"]
     with tf.Graph().as_default():
         r = tf.random_uniform([2], seed=3)
         r2 = tf.random_uniform([2])

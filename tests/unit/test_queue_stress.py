@@ -4,6 +4,7 @@ element must come out exactly once, also when consumers' dequeues time out
 at random (a timed-out dequeue puts back what it had taken)."""
 import random
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -64,6 +65,13 @@ def stress(make_session, g, ops, timeouts):
             t.start()
         for t in producers:
             t.join(60)
+        if timeouts:
+            # Every element is in; once the queue is drained the consumers' dequeues
+            # wait on an empty queue, so some must time out (on a loaded machine the
+            # producers may never have fallen behind before).
+            give_up = time.monotonic() + 20
+            while not timed_out[0] and time.monotonic() < give_up:
+                time.sleep(0.01)
         sessions[-1].run(ops["close"])
         for t in consumers:
             t.join(60)

@@ -410,7 +410,7 @@ def test_a_failed_part_of_a_step_drops_what_it_sent_at_once(server):
                                      "deadline_ms": 0})[0])
         assert time.monotonic() - start < 1.0
         assert isinstance(err, tf.errors.AbortedError)
-        assert "Step aborted because its part on /job:local/replica:0/task:0 failed" \
+        assert "Step aborted because its part on /job:localhost/replica:0/task:0 failed" \
             in err.message
     finally:
         sock.close()
@@ -535,7 +535,7 @@ def test_running_out_of_memory_on_a_server(server, graph):
     with tf.Session(server.target) as sess:
         with pytest.raises(tf.errors.ResourceExhaustedError,
                            match=r"OOM when allocating tensor with shape\[1048576,1048576\] "
-                                 r"and type float on /job:local/replica:0/task:0/device:CPU:0"):
+                                 r"and type float on /job:localhost/replica:0/task:0/device:CPU:0"):
             sess.run(big, {dims: [1 << 20, 1 << 20]})
     base.back()
 

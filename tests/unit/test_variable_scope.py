@@ -46,7 +46,8 @@ def test_constant_initializer_of_the_wrong_size_is_refused():
     with tf.Graph().as_default():
         with pytest.raises(TypeError, match="has 3 elements, but got `shape` \\(2, 2\\)"):
             tf.get_variable("c", [2, 2], initializer=tf.constant_initializer([1, 2, 3]))
-        with pytest.raises(ValueError, match="`scale` must be positive"):
+        with pytest.raises(ValueError,
+                           match="Argument `scale` must be a positive float. Received: 0.0"):
             tf.variance_scaling_initializer(scale=0.0)
 
 

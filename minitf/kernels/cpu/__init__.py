@@ -12,9 +12,18 @@ loop nests themselves live in one module per family:
 * :mod:`.vector_math` -- exp/log/tanh/sigmoid from arithmetic the compiler
   vectorizes, and the array loop that applies them;
 * :mod:`.reductions`  -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
+* :mod:`.scans`       -- Cumsum/Cumprod, running totals over ``x[A, K, B]``;
+* :mod:`.sorting`     -- TopKV2 and InTopKV2 over the rows of ``x[R, N]``;
 * :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
+* :mod:`.linalg`      -- triangular solves (inverse, det, Cholesky, solve: LAPACK
+  via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
 * :mod:`.optimizers`  -- the Apply* updates of the optimizers, in place;
+* :mod:`.philox`, :mod:`.random_fill` -- TF's Philox4x32-10 and its
+  distributions; the random ops' functions below (``random_uniform``...)
+  keep TF's per-op streams through :mod:`minitf.kernels.random_streams`;
+* :mod:`.conv`        -- im2col/col2im for convolutions (BLAS does the products),
+  pooling and batch normalization;
 * :mod:`.compile`     -- lazy, cached compilation and the parallel switch.
 
 Nothing is compiled when this module is imported: the first call for a given
@@ -32,26 +41,38 @@ Functions whose work is a pure memory copy with numpy semantics equal to TF's
 (``cast``) call numpy directly; see their docstrings.
 """
 
+import concurrent.futures
 import math
+import os
+import threading
 
 import ml_dtypes
 import numba
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import (elementwise, matmul as _matmul, nn as _nn,
-                                reductions as _reduce, vector_math)
+from minitf.kernels.cpu import (conv as _conv, elementwise, linalg as _linalg,
+                                matmul as _matmul, nn as _nn, reductions as _reduce,
+                                scans as _scans, sorting as _sorting, vector_math)
 from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
                                            apply_gradient_descent, apply_momentum,
                                            apply_rms_prop)
-from minitf.kernels.threads import use_threads_for
+from minitf.kernels import random_streams as _random_streams
+from minitf.kernels.threads import kernel_threads, use_threads_for
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
-__all__ = ["unary", "binary", "reduce", "matmul", "add_n", "cast", "select",
+__all__ = ["unary", "binary", "reduce", "cumulative", "top_k", "in_top_k", "matmul",
+           "matrix_inverse", "matrix_determinant", "cholesky", "matrix_solve",
+           "triangular_solve", "permute", "add_n", "cast", "select",
            "argmax", "argmin", "softmax", "log_softmax", "softmax_xent",
            "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
-           "apply_adagrad", "apply_rms_prop", "apply_adam", "PARALLEL_MIN_SIZE"]
+           "apply_adagrad", "apply_rms_prop", "apply_adam", "random_stream",
+           "random_uniform", "random_standard_normal", "truncated_normal",
+           "random_uniform_int", "random_shuffle", "multinomial", "philox_words",
+           "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool",
+           "max_pool_grad", "avg_pool", "avg_pool_grad", "fused_batch_norm",
+           "fused_batch_norm_grad", "bias_add", "PARALLEL_MIN_SIZE"]
 
 _F32 = np.dtype(np.float32)
 _BOOL = np.dtype(np.bool_)
@@ -430,6 +451,66 @@ def argmin(x, axis, out_np_dtype):
     return _arg_reduce(False, x, axis, out_np_dtype)
 
 
+# ------------------------------------------------------------------ scans ----
+
+def cumulative(x, axis, product, exclusive, reverse):
+    """Running sums (``product``: products) of ``x`` along ``axis``, TF's Cumsum
+    and Cumprod; see :mod:`.scans` for the loop nest. Half types scan in
+    float32 and round each result once."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _compute_dtype(dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu Cumsum/Cumprod does not support dtype %s" % dtype)
+    shape = x.shape
+    A, K, B = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+    x3 = np.ascontiguousarray(x, dtype=cdtype).reshape(A, K, B)
+    out = np.empty_like(x3)
+    parallel = x3.size >= PARALLEL_MIN_SIZE and A > 1
+    kernel = jit_kernel(_scans.scan_kernel, _scans.scan_signature, (cdtype,))
+    with np.errstate(all="ignore"):
+        _call(kernel, parallel, x3, out, cdtype.type(1 if product else 0), product,
+              exclusive, reverse, parallel)
+    return out.reshape(shape).astype(dtype, copy=False)
+
+
+# ---------------------------------------------------------------- sorting ----
+
+def top_k(x, k):
+    """``(values, indices)``: the ``k`` largest entries of each row (last axis)
+    of ``x``, largest first, ties by lower index (:mod:`.sorting`)."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _compute_dtype(dtype)
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu TopKV2 does not support dtype %s" % dtype)
+    shape = x.shape
+    n = shape[-1]
+    rows = math.prod(shape[:-1])
+    x2 = np.ascontiguousarray(x, dtype=cdtype).reshape(rows, n)
+    values = np.empty((rows, k), cdtype)
+    indices = np.empty((rows, k), np.int32)
+    if rows and k:
+        parallel = x2.size >= PARALLEL_MIN_SIZE and rows > 1
+        kernel = jit_kernel(_sorting.top_k_kernel, _sorting.top_k_signature, (cdtype,))
+        _call(kernel, parallel, x2, k, values, indices, parallel)
+    out_shape = shape[:-1] + (k,)
+    return values.reshape(out_shape).astype(dtype, copy=False), indices.reshape(out_shape)
+
+
+def in_top_k(predictions, targets, k):
+    """Per row of the float32 ``predictions[R, N]``: is class ``targets[r]``
+    among the ``k`` largest (fewer than ``k`` strictly larger, all finite)?"""
+    predictions = np.ascontiguousarray(predictions, dtype=np.float32)
+    targets = np.ascontiguousarray(targets)
+    out = np.empty(targets.shape[0], np.bool_)
+    kernel = jit_kernel(_sorting.in_top_k_kernel, _sorting.in_top_k_signature,
+                        (targets.dtype,))
+    parallel = predictions.size >= PARALLEL_MIN_SIZE and predictions.shape[0] > 1
+    _call(kernel, parallel, predictions, targets, k, out, parallel)
+    return out
+
+
 # ----------------------------------------------------------------- matmul ----
 
 def matmul(a, b, transpose_a=False, transpose_b=False):
@@ -469,6 +550,94 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     kernel = jit_kernel(_matmul.matmul_kernel, _matmul.matmul_signature, (dtype,))
     _call(kernel, parallel, a3, b3, out, parallel)
     return out.reshape(batch + (M, N))
+
+
+# ---------------------------------------------------------- linear algebra ----
+# Inverse, determinant, Cholesky and solve call LAPACK through numpy, batched
+# over leading dimensions (as float matmul calls BLAS). Half types compute in
+# float32. LAPACK's "singular" becomes TF's InvalidArgumentError.
+
+def _lapack_input(x):
+    x = np.asarray(x)
+    cdtype = _compute_dtype(x.dtype)
+    if _NATIVE_KIND.get(cdtype) != "f":
+        raise TypeError("minitf cpu linear algebra needs a float dtype, got %s" % x.dtype)
+    return x.astype(cdtype, copy=False), x.dtype
+
+
+def matrix_inverse(x, adjoint=False):
+    """The inverse of each matrix (of its transpose with ``adjoint``)."""
+    a, dtype = _lapack_input(x)
+    if adjoint:
+        a = np.swapaxes(a, -1, -2)
+    try:
+        return np.linalg.inv(a).astype(dtype, copy=False)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError(None, None, "Input is not invertible.") from None
+
+
+def matrix_determinant(x):
+    """The determinant of each matrix (LU factorisation)."""
+    a, dtype = _lapack_input(x)
+    return np.asarray(np.linalg.det(a)).astype(dtype, copy=False)
+
+
+def cholesky(x):
+    """Lower-triangular ``L`` with ``L @ L^T = x``, read from x's lower triangle.
+    A matrix that is not positive definite gets NaN in its lower triangle, as in
+    TF (which no longer raises an error for it)."""
+    a, dtype = _lapack_input(x)
+    try:
+        return np.linalg.cholesky(a).astype(dtype, copy=False)
+    except np.linalg.LinAlgError:
+        pass
+    n = a.shape[-1]
+    flat = a.reshape(-1, n, n)
+    out = np.empty_like(flat)
+    for t in range(flat.shape[0]):         # find the failing matrices one by one
+        try:
+            out[t] = np.linalg.cholesky(flat[t])
+        except np.linalg.LinAlgError:
+            out[t] = np.where(np.tri(n, dtype=bool), np.nan, 0.0)
+    return out.reshape(a.shape).astype(dtype, copy=False)
+
+
+def matrix_solve(a, b, adjoint=False):
+    """``x`` with ``a @ x = b`` (``a^T @ x = b`` with ``adjoint``), per matrix."""
+    a, dtype = _lapack_input(a)
+    b = np.asarray(b).astype(a.dtype, copy=False)
+    if adjoint:
+        a = np.swapaxes(a, -1, -2)
+    try:
+        return np.linalg.solve(a, b).astype(dtype, copy=False)
+    except np.linalg.LinAlgError:
+        raise InvalidArgumentError(None, None, "Input matrix is not invertible.") from None
+
+
+def triangular_solve(a, b, lower=True, adjoint=False):
+    """``x`` with ``tri(a) @ x = b``, only ``a``'s lower (or upper) triangle read;
+    batched (:mod:`.linalg` has the loop nest)."""
+    a, dtype = _lapack_input(a)
+    b = np.asarray(b).astype(a.dtype, copy=False)
+    n, m = a.shape[-1], b.shape[-1]
+    batch = a.shape[:-2]
+    T = math.prod(batch)
+    a3 = np.ascontiguousarray(a).reshape(T, n, n)
+    b3 = np.ascontiguousarray(b).reshape(T, n, m)
+    x = np.empty_like(b3)
+    if x.size:
+        parallel = T > 1 and a3.size * m >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_linalg.triangular_solve_kernel,
+                            _linalg.triangular_solve_signature, (a.dtype,))
+        with np.errstate(all="ignore"):
+            _call(kernel, parallel, a3, b3, x, bool(lower), bool(adjoint), parallel)
+    return x.reshape(b.shape).astype(dtype, copy=False)
+
+
+def permute(x, perm):
+    """``x`` with its axes reordered, as a new contiguous array (a memory copy:
+    numpy's, at memory speed)."""
+    return np.array(np.transpose(np.asarray(x), perm), order="C")   # (0-d stays 0-d)
 
 
 # --------------------------------------------------------------- softmax ----
@@ -561,3 +730,489 @@ def sparse_softmax_xent(logits, labels):
     _call(kernel, parallel, rows, labels.reshape(-1), loss, backprop, parallel)
     return (loss.reshape(logits.shape[:-1]).astype(dtype, copy=False),
             backprop.reshape(logits.shape).astype(dtype, copy=False))
+
+
+# ----------------------------------------------------------------- random ----
+#
+# TF's random ops keep a stream per op and session; the bookkeeping (how far a
+# run moves it) is random_streams', the sampling random_fill's Numba kernels.
+# (random_streams imports this package, so these look it up when called.)
+
+def random_stream(seed, seed2):
+    """A random op's stream (TF's ``GuardedPhiloxRandom``); seeds (0, 0): random."""
+    return _random_streams.GuardedPhiloxRandom(seed, seed2)
+
+
+def philox_words(seed, seed2):
+    """32-bit words one at a time (TF's ``SingleSampleAdapter``), for a
+    RandomShuffleQueue; seeds (0, 0) are replaced by random ones, as TF does."""
+    if int(seed) == 0 and int(seed2) == 0:
+        seed, seed2 = _random_streams.nondeterministic_seeds()
+    return _random_streams.PhiloxWords(seed, seed2)
+
+
+def random_uniform(stream, shape, dtype):
+    """``RandomUniform``: floats in [0, 1) of ``shape`` (a 1-D int array)."""
+    return _random_streams.random_uniform(stream, shape, dtype)
+
+
+def random_standard_normal(stream, shape, dtype):
+    """``RandomStandardNormal``: N(0, 1) samples (Box-Muller)."""
+    return _random_streams.random_standard_normal(stream, shape, dtype)
+
+
+def truncated_normal(stream, shape, dtype):
+    """``TruncatedNormal``: N(0, 1) samples within two standard deviations."""
+    return _random_streams.truncated_normal(stream, shape, dtype)
+
+
+def random_uniform_int(stream, shape, minval, maxval):
+    """``RandomUniformInt``: integers in ``[minval, maxval)`` of ``minval``'s dtype."""
+    return _random_streams.random_uniform_int(stream, shape, minval, maxval)
+
+
+def random_shuffle(stream, value):
+    """``RandomShuffle``: ``value`` with its first dimension shuffled."""
+    return _random_streams.random_shuffle(stream, value)
+
+
+def multinomial(stream, logits, num_samples, output_dtype):
+    """``Multinomial``: ``[batch, num_samples]`` classes; TF's work split follows the
+    calling thread's budget (``intra_op_parallelism_threads``)."""
+    return _random_streams.multinomial(stream, logits, num_samples, output_dtype)
+# ------------------------------------------------ convolutions and pooling ----
+# The row's kernel (minitf/ops/conv_ops.py) has checked the shapes and worked
+# out the geometry: ``strides``/``dilations``/``ksize`` are (height, width) pairs,
+# ``pads`` is (top, bottom, left, right). The loop nests work on C-contiguous
+# NHWC arrays in the compute dtype; NCHW (virtual GPUs) is transposed in and out.
+
+#: im2col writes at most this many elements per chunk of images, so that a
+#: chunk's columns stay in a core's cache while BLAS multiplies them.
+COLS_PER_CHUNK = 1 << 18
+
+
+def _nhwc_in(x, data_format, cdtype):
+    x = np.asarray(x)
+    if data_format == "NCHW":
+        x = x.transpose(0, 2, 3, 1)
+    return np.ascontiguousarray(x, dtype=cdtype)
+
+
+def _nhwc_out(y, data_format, dtype):
+    if data_format == "NCHW":
+        y = y.transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(y).astype(dtype, copy=False)
+
+
+def _nhwc_dims(shape, data_format):
+    n, a, b, c = (int(d) for d in shape)
+    return (n, b, c, a) if data_format == "NCHW" else (n, a, b, c)
+
+
+def _conv_dtype(dtype, what):
+    cdtype = _compute_dtype(np.dtype(dtype))
+    if _NATIVE_KIND.get(cdtype) not in ("i", "f"):
+        raise TypeError("minitf cpu %s does not support dtype %s" % (what, dtype))
+    return cdtype
+
+
+def _out_len(size, k, stride, dilation, before, after):
+    return (size + before + after - (k - 1) * dilation - 1) // stride + 1
+
+
+def _gemm(a, b, out, transpose_a=False, transpose_b=False):
+    """``out = op(a) @ op(b)`` (2-D) on the calling thread: single-threaded BLAS
+    for floats (the chunks are the parallel items), the Numba loop nest for ints."""
+    if out.dtype.kind == "f":
+        np.matmul(a.T if transpose_a else a, b.T if transpose_b else b, out=out)
+    else:
+        out[...] = matmul(a, b, transpose_a, transpose_b)
+    return out
+
+
+class _Convolution:
+    """One convolution's geometry and its chunks of images.
+
+    The work is cut into chunks of whole images, each small enough that its
+    columns fit in a core's cache, and the chunks are shared out over up to
+    the kernel's thread budget of threads: each thread runs im2col (serial,
+    ``nogil``) and a *single-threaded* BLAS product on its own chunk. (Letting
+    BLAS start its own threads inside each product is slower on a busy
+    machine: its threads spin while they wait for each other, and compete
+    with every other thread for the same two cores.)
+    """
+
+    def __init__(self, xshape, kh, kw, o, strides, dilations, pads, dtype):
+        self.n, self.h, self.w, self.c = xshape
+        self.kh, self.kw, self.o = kh, kw, o
+        self.strides, self.dilations, self.pads = strides, dilations, pads
+        self.dtype = dtype
+        pt, pb, pl, pr = pads
+        self.oh = _out_len(self.h, kh, strides[0], dilations[0], pt, pb)
+        self.ow = _out_len(self.w, kw, strides[1], dilations[1], pl, pr)
+        self.k = kh * kw * self.c
+        self.rows_per_image = self.oh * self.ow
+        self.per_chunk = max(1, min(self.n, COLS_PER_CHUNK // max(1, self.rows_per_image
+                                                                   * self.k)))
+        self.pointwise = (kh == kw == 1 and strides == (1, 1) and pt == pl == 0
+                          and self.oh == self.h and self.ow == self.w)
+
+    def chunks(self):
+        return [(n0, min(self.per_chunk, self.n - n0))
+                for n0 in range(0, self.n, self.per_chunk)]
+
+    def rows(self, n0, m):
+        return slice(n0 * self.rows_per_image, (n0 + m) * self.rows_per_image)
+
+    def im2col(self, flat, n0, m, buffer):
+        """The columns of images ``n0 .. n0+m`` (a view of ``buffer``, or of the
+        input itself for a 1x1 convolution)."""
+        if self.pointwise:
+            return flat.reshape(-1, self.c)[self.rows(n0, m)]
+        cols = buffer[:m * self.rows_per_image]
+        kernel = jit_kernel(_conv.im2col_kernel, _conv.im2col_signature, (self.dtype,))
+        (sh, sw), (dh, dw), (pt, _, pl, _) = self.strides, self.dilations, self.pads
+        kernel(flat, self.c, self.kh, self.kw, sh, sw, dh, dw, pt, pl, self.oh, self.ow, n0,
+               cols, False)
+        return cols
+
+    def col2im(self, dcols, n0, dx_flat):
+        kernel = jit_kernel(_conv.col2im_kernel, _conv.col2im_signature, (self.dtype,))
+        (sh, sw), (dh, dw), (pt, _, pl, _) = self.strides, self.dilations, self.pads
+        kernel(dcols, self.c, self.kh, self.kw, sh, sw, dh, dw, pt, pl, self.oh, self.ow, n0,
+               dx_flat, False)
+
+    def buffer(self):
+        return np.empty((self.per_chunk * self.rows_per_image, self.k), self.dtype)
+
+    def run(self, work):
+        """``work(n0, m, buffer)`` for every chunk, over the kernel's threads; returns
+        the results in chunk order."""
+        chunks = self.chunks()
+        use_threads_for(0)                 # BLAS: one thread per call (see above)
+        threads = min(len(chunks), _chunk_threads())
+        if threads <= 1 or self.n * self.rows_per_image * self.k < PARALLEL_MIN_SIZE:
+            buffer = self.buffer()
+            return [work(n0, m, buffer) for n0, m in chunks]
+        groups = [chunks[i::threads] for i in range(threads)]
+
+        def worker(group):
+            buffer = self.buffer()
+            return [(n0, work(n0, m, buffer)) for n0, m in group]
+        done = dict(pair for part in _chunk_pool().map(worker, groups) for pair in part)
+        return [done[n0] for n0, _ in chunks]
+
+
+_pool_lock = threading.Lock()
+_pool = [None, None]        # (pid, executor): threads do not survive fork()
+
+
+def _chunk_threads():
+    """The kernel thread budget (intra_op_parallelism_threads), else every core."""
+    return kernel_threads() or numba.config.NUMBA_NUM_THREADS
+
+
+def _chunk_pool():
+    with _pool_lock:
+        if _pool[0] != os.getpid():
+            _pool[0] = os.getpid()
+            _pool[1] = concurrent.futures.ThreadPoolExecutor(
+                numba.config.NUMBA_NUM_THREADS, "minitf-conv")
+        return _pool[1]
+
+
+def _direct_pays(conv):
+    """The direct loop nest beats im2col + BLAS for thin products: few input
+    channels and few outputs (tests/benchmarks/bench_cnn.py --kernels measures
+    both on the benchmark's convolutions)."""
+    return conv.k <= DIRECT_MAX_K and conv.o <= DIRECT_MAX_O
+
+
+#: The direct loop nest is used up to these patch lengths (KH*KW*C) and output
+#: channels (measured on the 2-core CI machine: see the README).
+DIRECT_MAX_K, DIRECT_MAX_O = 0, 0
+
+
+def conv2d(x, w, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2D (see :mod:`.conv`): im2col + a matrix product per chunk of
+    images (or the direct loop nest for thin products); ``[N, OH, OW, O]``."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _conv_dtype(dtype, "Conv2D")
+    xn = _nhwc_in(x, data_format, cdtype)
+    w = np.ascontiguousarray(w, dtype=cdtype)
+    conv = _Convolution(xn.shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
+                        tuple(dilations), tuple(pads), cdtype)
+    y = np.zeros((conv.n, conv.oh, conv.ow, conv.o), cdtype)
+    if y.size and conv.k:
+        if _direct_pays(conv):
+            parallel = y.size * conv.k >= PARALLEL_MIN_SIZE
+            kernel = jit_kernel(_conv.conv_direct_kernel, _conv.direct_signature, (cdtype,),
+                                fastmath={"contract"})
+            (sh, sw), (dh, dw), (pt, _, pl, _) = strides, dilations, pads
+            _call(kernel, parallel, xn, w, sh, sw, dh, dw, pt, pl, y, parallel)
+        else:
+            flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
+            w2 = w.reshape(conv.k, conv.o)
+            y2 = y.reshape(-1, conv.o)
+
+            def work(n0, m, buffer):
+                _gemm(conv.im2col(flat, n0, m, buffer), w2, y2[conv.rows(n0, m)])
+            conv.run(work)
+    return _nhwc_out(y, data_format, dtype)
+
+
+def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2DBackpropInput: ``dcols = dy @ w.T`` per chunk of images, added back
+    onto the input positions by :func:`.conv.col2im_kernel`."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "Conv2DBackpropInput")
+    g = _nhwc_in(dy, data_format, cdtype)
+    w = np.ascontiguousarray(w, dtype=cdtype)
+    shape = _nhwc_dims(input_shape, data_format)
+    conv = _Convolution(shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
+                        tuple(dilations), tuple(pads), cdtype)
+    dx = np.zeros(shape, cdtype)
+    if dx.size and g.size and conv.k:
+        w2 = w.reshape(conv.k, conv.o)
+        g2 = g.reshape(-1, conv.o)
+        flat = dx.reshape(conv.n, conv.h, conv.w * conv.c)
+
+        def work(n0, m, buffer):
+            dcols = _gemm(g2[conv.rows(n0, m)], w2, buffer[:m * conv.rows_per_image],
+                          transpose_b=True)
+            conv.col2im(dcols, n0, flat)
+        conv.run(work)
+    return _nhwc_out(dx, data_format, dtype)
+
+
+def conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2DBackpropFilter: ``dw = sum over chunks of cols.T @ dy``."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "Conv2DBackpropFilter")
+    xn = _nhwc_in(x, data_format, cdtype)
+    g = _nhwc_in(dy, data_format, cdtype)
+    kh, kw, c, o = (int(d) for d in filter_shape)
+    conv = _Convolution(xn.shape, kh, kw, o, tuple(strides), tuple(dilations), tuple(pads),
+                        cdtype)
+    dw = np.zeros((conv.k, o), cdtype)
+    if xn.size and g.size and conv.k:
+        flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
+        g2 = g.reshape(-1, o)
+
+        def work(n0, m, buffer):
+            return _gemm(conv.im2col(flat, n0, m, buffer), g2[conv.rows(n0, m)],
+                         np.empty((conv.k, o), cdtype), transpose_a=True)
+        for part in conv.run(work):
+            dw += part
+    return dw.reshape(kh, kw, c, o).astype(dtype, copy=False)
+
+
+def _pool_lowest(dtype):
+    """The start of a max: the storage dtype's lowest finite value (TF's)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min
+    return float(ml_dtypes.finfo(dtype).min)
+
+
+def max_pool(x, ksize, strides, pads, data_format="NHWC"):
+    """TF's MaxPool (see :func:`.conv.max_pool_kernel`)."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _conv_dtype(dtype, "MaxPool")
+    xn = _nhwc_in(x, data_format, cdtype)
+    n, h, w, c = xn.shape
+    pt, pb, pl, pr = pads
+    y = np.empty((n, _out_len(h, ksize[0], strides[0], 1, pt, pb),
+                  _out_len(w, ksize[1], strides[1], 1, pl, pr), c), cdtype)
+    if y.size:
+        parallel = xn.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.max_pool_kernel, _conv.pool_signature, (cdtype,))
+        _call(kernel, parallel, xn, ksize[0], ksize[1], strides[0], strides[1], pt, pl,
+              cdtype.type(_pool_lowest(dtype)), y, parallel)
+    return _nhwc_out(y, data_format, dtype)
+
+
+def max_pool_grad(x, y, dy, ksize, strides, pads, data_format="NHWC"):
+    """TF's MaxPoolGrad: the winners are found again from ``x`` (``y`` is not read)."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "MaxPoolGrad")
+    xn = _nhwc_in(x, data_format, cdtype)
+    g = _nhwc_in(dy, data_format, cdtype)
+    n, _, _, c = xn.shape
+    dx = np.zeros(xn.shape, cdtype)
+    if g.size:
+        parallel = n > 1 and xn.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.max_pool_grad_kernel, _conv.max_grad_signature,
+                            (cdtype, cdtype))
+        _call(kernel, parallel, xn, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
+              pads[2], dx, np.empty((n, c), cdtype), np.empty((n, c), np.int32), parallel)
+    return _nhwc_out(dx, data_format, dtype)
+
+
+def avg_pool(x, ksize, strides, pads, data_format="NHWC"):
+    """TF's AvgPool: window means over the elements inside the image."""
+    x = np.asarray(x)
+    dtype = x.dtype
+    cdtype = _conv_dtype(dtype, "AvgPool")
+    xn = _nhwc_in(x, data_format, cdtype)
+    n, h, w, c = xn.shape
+    pt, pb, pl, pr = pads
+    y = np.empty((n, _out_len(h, ksize[0], strides[0], 1, pt, pb),
+                  _out_len(w, ksize[1], strides[1], 1, pl, pr), c), cdtype)
+    if y.size:
+        parallel = xn.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.avg_pool_kernel, _conv.avg_signature, (cdtype,))
+        _call(kernel, parallel, xn, ksize[0], ksize[1], strides[0], strides[1], pt, pl, y,
+              parallel)
+    return _nhwc_out(y, data_format, dtype)
+
+
+def avg_pool_grad(input_shape, dy, ksize, strides, pads, data_format="NHWC"):
+    """TF's AvgPoolGrad: each window's gradient shared over its elements."""
+    dy = np.asarray(dy)
+    dtype = dy.dtype
+    cdtype = _conv_dtype(dtype, "AvgPoolGrad")
+    g = _nhwc_in(dy, data_format, cdtype)
+    dx = np.zeros(_nhwc_dims(input_shape, data_format), cdtype)
+    if g.size and dx.size:
+        parallel = dx.shape[0] > 1 and dx.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.avg_pool_grad_kernel, _conv.avg_grad_signature, (cdtype,))
+        _call(kernel, parallel, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
+              pads[2], dx, parallel)
+    return _nhwc_out(dx, data_format, dtype)
+
+
+# ----------------------------------------------------- batch normalization ----
+def _bn_rows(x, data_format):
+    """``x`` as C-contiguous rows ``[N*H*W, C]`` in its compute dtype (float32/64)."""
+    x = np.asarray(x)
+    cdtype = _compute_dtype(x.dtype)
+    if _NATIVE_KIND.get(cdtype) != "f":
+        raise TypeError("minitf cpu batch normalization needs a float dtype, got %s" % x.dtype)
+    xn = _nhwc_in(x, data_format, cdtype)
+    return xn.reshape(-1, xn.shape[-1]), xn.shape, cdtype
+
+
+def _row_chunks(rows):
+    if rows.size < PARALLEL_MIN_SIZE:
+        return 1, False
+    return max(1, min(rows.shape[0], 2 * numba.get_num_threads())), True
+
+
+def _channel_sums(rows, center):
+    """``(sum(x - center), sum((x - center) ** 2))`` per channel, in float64."""
+    chunks, parallel = _row_chunks(rows)
+    partial = np.empty((chunks, 2, rows.shape[1]))
+    kernel = jit_kernel(_conv.channel_sums_kernel, _conv.channel_sums_signature, (rows.dtype,),
+                        fastmath={"reassoc", "contract"})
+    _call(kernel, parallel, rows, center, partial, parallel)
+    total = partial.sum(axis=0)
+    return total[0], total[1]
+
+
+def _affine(rows, a, b, shape, data_format, dtype):
+    out = np.empty_like(rows)
+    if rows.size:
+        parallel = rows.size >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.affine_rows_kernel, _conv.affine_signature, (rows.dtype,),
+                            fastmath={"contract"})
+        _call(kernel, parallel, rows, a.astype(rows.dtype), b.astype(rows.dtype), out, parallel)
+    return _nhwc_out(out.reshape(shape), data_format, dtype)
+
+
+def fused_batch_norm(x, scale, offset, mean, variance, epsilon, exponential_avg_factor,
+                     is_training, data_format="NHWC"):
+    """TF's FusedBatchNormV3 (see ``minitf/ops/batch_norm_ops.py``): two passes for the
+    batch statistics in training (mean, then squared deviations from it), one
+    pass ``y = x * a + b`` to normalize. Returns ``(y, batch_mean, batch_var,
+    saved_mean, saved_var)``."""
+    dtype = np.asarray(x).dtype
+    rows, shape, _ = _bn_rows(x, data_format)
+    count, channels = rows.shape
+    if is_training:
+        with np.errstate(all="ignore"):
+            m = _channel_sums(rows, np.zeros(channels))[0] / count
+            v = _channel_sums(rows, m)[1] / count
+            unbiased = v * count / max(count - 1, 1)
+        f = exponential_avg_factor
+        out_mean, out_var = m, unbiased
+        if f != 1.0:
+            out_mean = (1 - f) * np.asarray(mean, np.float64) + f * m
+            out_var = (1 - f) * np.asarray(variance, np.float64) + f * unbiased
+        saved = (m, v)
+    else:
+        m = np.asarray(mean, np.float64)
+        v = np.asarray(variance, np.float64)
+        out_mean, out_var = m, v
+        saved = (np.zeros(channels), np.zeros(channels))
+    a = np.asarray(scale, np.float64) / np.sqrt(v + epsilon)
+    b = np.asarray(offset, np.float64) - m * a
+    f32 = np.float32
+    return (_affine(rows, a, b, shape, data_format, dtype), out_mean.astype(f32),
+            out_var.astype(f32), saved[0].astype(f32), saved[1].astype(f32))
+
+
+def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, is_training,
+                          data_format="NHWC"):
+    """TF's FusedBatchNormGradV3: one pass for ``sum(dy)`` and ``sum(dy * (x - mean))``
+    per channel, one pass for ``dx``. Returns ``(dx, dscale, doffset)``."""
+    dtype = np.asarray(dy).dtype
+    g, shape, cdtype = _bn_rows(dy, data_format)
+    rows, _, _ = _bn_rows(x, data_format)
+    count, channels = rows.shape
+    mean = np.asarray(saved_mean, np.float64)
+    inv = 1.0 / np.sqrt(np.asarray(saved_variance, np.float64) + epsilon)
+    scale = np.asarray(scale, np.float64)
+    chunks, parallel = _row_chunks(rows)
+    partial = np.empty((chunks, 2, channels))
+    kernel = jit_kernel(_conv.grad_sums_kernel, _conv.grad_sums_signature, (cdtype,),
+                        fastmath={"reassoc", "contract"})
+    _call(kernel, parallel, g, rows, mean, partial, parallel)
+    sum_dy, sum_dy_xc = partial.sum(axis=0)
+    doffset = sum_dy
+    dscale = sum_dy_xc * inv
+    a = scale * inv
+    if is_training and count:
+        b = -a * inv * dscale / count
+        d = -a * sum_dy / count - mean * b
+        dx = np.empty_like(rows)
+        kernel = jit_kernel(_conv.bn_backprop_kernel, _conv.bn_backprop_signature, (cdtype,),
+                            fastmath={"contract"})
+        _call(kernel, parallel, g, rows, a.astype(cdtype), b.astype(cdtype),
+              d.astype(cdtype), dx, parallel)
+        dx = _nhwc_out(dx.reshape(shape), data_format, dtype)
+    else:
+        dx = _affine(g, a, np.zeros(channels), shape, data_format, dtype)
+    f32 = np.float32
+    return dx, dscale.astype(f32), doffset.astype(f32)
+
+
+# ----------------------------------------------------------------- BiasAdd ----
+def bias_add(value, bias, data_format="NHWC"):
+    """``value + bias`` along the channel axis (the last, or axis 1 for NCHW): one
+    pass, parallel over rows (or over (image, channel) planes) for large inputs.
+    Half types add in float32 and round once (the exact sum, correctly rounded)."""
+    value = np.asarray(value)
+    dtype = value.dtype
+    cdtype = _conv_dtype(dtype, "BiasAdd")
+    x = np.ascontiguousarray(value, dtype=cdtype)
+    b = np.ascontiguousarray(bias, dtype=cdtype)
+    out = np.empty(x.shape, cdtype)
+    parallel = x.size >= PARALLEL_MIN_SIZE
+    if x.size:
+        if data_format == "NCHW":
+            x3 = x.reshape(x.shape[0], x.shape[1], -1)
+            kernel = jit_kernel(_conv.bias_planes_kernel, _conv.bias_planes_signature,
+                                (cdtype,))
+            _call(kernel, parallel, x3, b, out.reshape(x3.shape), parallel)
+        else:
+            rows = x.reshape(-1, x.shape[-1])
+            kernel = jit_kernel(_conv.bias_rows_kernel, _conv.bias_rows_signature, (cdtype,))
+            with np.errstate(all="ignore"):
+                _call(kernel, parallel, rows, b, out.reshape(rows.shape), parallel)
+    return out.astype(dtype, copy=False)

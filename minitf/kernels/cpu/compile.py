@@ -32,9 +32,11 @@ every parallel launch holds :data:`PARALLEL_LOCK`. Serial kernels are compiled
 with ``nogil=True`` and run concurrently.
 """
 
+import dis
 import os
 import tempfile
 import threading
+import types
 
 import numba
 
@@ -97,6 +99,39 @@ def jit_kernel(py_func, make_signature, dtypes, **options):
     return kernel
 
 
+def _helpers(fn, seen):
+    """``fn`` and the plain functions of its own module that it calls, recursively."""
+    if fn in seen:
+        return seen
+    seen.append(fn)
+    for ins in dis.get_instructions(fn):
+        if ins.opname == "LOAD_GLOBAL":
+            other = fn.__globals__.get(ins.argval)
+            if isinstance(other, types.FunctionType) and other.__module__ == fn.__module__:
+                _helpers(other, seen)
+    return seen
+
+
+def _with_jitted_helpers(py_func):
+    """``py_func``, reading its helper functions as njit functions.
+
+    A scalar function may call helpers of its module (``_polygamma`` calls
+    ``_digamma``), but compiled code can only call compiled code. So the
+    function and its helpers get a copy of their module's globals in which
+    each helper name is the helper's njit version (compiled with the caller,
+    cached on disk like any kernel)."""
+    used = _helpers(py_func, [])
+    if len(used) == 1:
+        return py_func
+    names = dict(py_func.__globals__)
+    for helper in used[1:]:
+        copy = types.FunctionType(helper.__code__, names, helper.__name__,
+                                  helper.__defaults__)
+        names[helper.__name__] = numba.njit(cache=True, nogil=True)(copy)
+    return types.FunctionType(py_func.__code__, names, py_func.__name__,
+                              py_func.__defaults__)
+
+
 def ufunc_kernel(py_func, signature, parallel):
     """A numpy ufunc built from the scalar function ``py_func``, on first use.
 
@@ -111,7 +146,8 @@ def ufunc_kernel(py_func, signature, parallel):
             kernel = _compiled.get(key)
             if kernel is None:
                 built = numba.vectorize([signature], nopython=True, cache=True,
-                                        target="parallel" if parallel else "cpu")(py_func)
+                                        target="parallel" if parallel else "cpu")(
+                                            _with_jitted_helpers(py_func))
                 # The serial target returns a DUFunc wrapper; its ``.ufunc`` is the
                 # plain numpy ufunc, which is ~0.5 us cheaper to call.
                 kernel = getattr(built, "ufunc", built)

@@ -7,9 +7,15 @@ and thread/block layouts are explained in one module per family:
 
 * :mod:`.elementwise` -- unary/binary ops with broadcasting, select, cast;
 * :mod:`.reductions`  -- tree reduction in shared memory, ArgMax/ArgMin;
+* :mod:`.scans`       -- Cumsum/Cumprod, one thread per column;
+* :mod:`.sorting`     -- TopKV2 and InTopKV2, one thread per row;
 * :mod:`.matmul`      -- tiled shared-memory matmul (batched on the grid's z);
+* :mod:`.linalg`      -- inverse, determinant, solves, Cholesky, transposes;
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
-* :mod:`.optimizers`  -- TF's Apply* updates, in place.
+* :mod:`.optimizers`  -- TF's Apply* updates, in place;
+* :mod:`.random`      -- TF's Philox streams and distributions (the random ops).
+* :mod:`.conv`        -- convolutions, pooling, batch normalization (NHWC or NCHW,
+  read through strides).
 
 Every function takes numpy arrays or numba device arrays and returns device
 arrays: on a GPU, tensors stay in device memory between ops (the executor
@@ -32,11 +38,18 @@ from numba import cuda
 
 from minitf.framework.errors import InvalidArgumentError
 from minitf.kernels import is_device_array
+from minitf.kernels import random_streams as _random_streams
+from minitf.kernels.cuda import conv as _conv
 from minitf.kernels.cuda import elementwise as _ew
+from minitf.kernels.cuda import linalg as _la
 from minitf.kernels.cuda import matmul as _mm
 from minitf.kernels.cuda import nn as _nn
 from minitf.kernels.cuda import optimizers as _opt
+from minitf.kernels.cuda import random as _random
 from minitf.kernels.cuda import reductions as _red
+from minitf.ops.math_ops import ADD_V2
+from minitf.kernels.cuda import scans as _scans
+from minitf.kernels.cuda import sorting as _sorting
 
 _HALF = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 _F32 = np.dtype(np.float32)
@@ -61,7 +74,7 @@ def _dev(x):
     x = np.asarray(x)
     if x.dtype in _HALF:
         x = x.astype(_F32)
-    return cuda.to_device(np.ascontiguousarray(x))
+    return cuda.to_device(np.require(x, requirements="C"))   # (keeps 0-d arrays 0-d)
 
 
 def _ints(values):
@@ -249,6 +262,49 @@ def _arg_reduce(find_max, x, axis, out_np_dtype):
         out.reshape(())
 
 
+# -- scans --------------------------------------------------------------------------------------
+def cumulative(x, axis, product, exclusive, reverse):
+    """Cumsum/Cumprod along ``axis`` (floats and int32/int64)."""
+    d = _dev(x)
+    shape = tuple(d.shape)
+    A, K, B = math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1:])
+    out = cuda.device_array(shape, d.dtype)
+    if A * B and K:
+        blocks, threads = _launch(A * B)
+        _scans.scan_kernel[blocks, threads](_flat(d), _flat(out), A, K, B,
+                                            d.dtype.type(1 if product else 0), bool(product),
+                                            bool(exclusive), bool(reverse))
+    return out
+
+
+# -- sorting ------------------------------------------------------------------------------------
+def top_k(x, k):
+    """``(values, indices)`` of the ``k`` largest entries of each row."""
+    d = _dev(x)
+    shape = tuple(d.shape)
+    n = shape[-1]
+    rows = math.prod(shape[:-1])
+    values = cuda.device_array(rows * k, d.dtype)
+    indices = cuda.device_array(rows * k, np.int32)
+    if rows and k:
+        blocks, threads = _launch(rows)
+        _sorting.top_k_kernel[blocks, threads](_flat(d), rows, n, k, values, indices)
+    out_shape = shape[:-1] + (k,)
+    return values.reshape(out_shape), indices.reshape(out_shape)
+
+
+def in_top_k(predictions, targets, k):
+    """Per row: is the target class among the ``k`` largest predictions?"""
+    d = _dev(predictions)
+    t = _dev(targets)
+    rows, n = tuple(d.shape)
+    out = cuda.device_array(rows, np.bool_)
+    if rows:
+        blocks, threads = _launch(rows)
+        _sorting.in_top_k_kernel[blocks, threads](_flat(d), t, rows, n, k, out)
+    return out
+
+
 # -- matmul ---------------------------------------------------------------------------------
 def matmul(a, b, transpose_a=False, transpose_b=False):
     """``op(a) @ op(b)``, 2-D or batched. Transposes are stride swaps. Batch
@@ -287,6 +343,99 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
     kernel = _mm.matmul_f32 if da.dtype == _F32 else _mm.matmul_f64
     kernel[grid, (tile, tile)](_flat(da), _flat(db), _flat(out), M, K, N, a_rs, a_cs, a_bs,
                                b_rs, b_cs, b_bs)
+    return out
+
+
+# -- linear algebra: one thread per matrix ------------------------------------------------------
+def _batch(d):
+    shape = tuple(d.shape)
+    return shape[:-2], math.prod(shape[:-2]), shape[-1]
+
+
+def _failed(failed, message):
+    if to_host(failed).any():
+        raise InvalidArgumentError(None, None, message)
+
+
+def matrix_inverse(x, adjoint=False):
+    d = _dev(x)
+    _check_float(d.dtype, "MatrixInverse")
+    _, T, n = _batch(d)
+    work = cuda.device_array(d.size, d.dtype)
+    inv = cuda.device_array(d.shape, d.dtype)
+    failed = cuda.device_array(max(T, 1), np.int32)
+    if T and n:
+        blocks, threads = _launch(T)
+        _la.inverse_kernel[blocks, threads](_flat(d), work, _flat(inv), T, n, bool(adjoint),
+                                            failed)
+        _failed(failed[:T], "Input is not invertible.")
+    return inv
+
+
+def matrix_determinant(x):
+    d = _dev(x)
+    _check_float(d.dtype, "MatrixDeterminant")
+    batch, T, n = _batch(d)
+    det = cuda.device_array(max(T, 1), d.dtype)
+    if T:
+        work = cuda.device_array(max(d.size, 1), d.dtype)
+        blocks, threads = _launch(T)
+        _la.determinant_kernel[blocks, threads](_flat(d), work, det, T, n)
+    return det[:T].reshape(batch) if batch else det[:1].reshape(())
+
+
+def cholesky(x):
+    d = _dev(x)
+    _check_float(d.dtype, "Cholesky")
+    _, T, n = _batch(d)
+    out = cuda.device_array(d.shape, d.dtype)
+    failed = cuda.device_array(max(T, 1), np.int32)
+    if T and n:
+        blocks, threads = _launch(T)
+        _la.cholesky_kernel[blocks, threads](_flat(d), _flat(out), T, n, failed)
+    return out
+
+
+def matrix_solve(a, b, adjoint=False):
+    da, db = _dev(a), _dev(b)
+    _check_float(da.dtype, "MatrixSolve")
+    _, T, n = _batch(da)
+    m = tuple(db.shape)[-1]
+    x = cuda.device_array(db.shape, da.dtype)
+    failed = cuda.device_array(max(T, 1), np.int32)
+    if T and n and m:
+        work = cuda.device_array(da.size, da.dtype)
+        blocks, threads = _launch(T)
+        _la.solve_kernel[blocks, threads](_flat(da), _flat(db), work, _flat(x), T, n, m,
+                                          bool(adjoint), failed)
+        _failed(failed[:T], "Input matrix is not invertible.")
+    return x
+
+
+def triangular_solve(a, b, lower=True, adjoint=False):
+    da, db = _dev(a), _dev(b)
+    _check_float(da.dtype, "MatrixTriangularSolve")
+    _, T, n = _batch(da)
+    m = tuple(db.shape)[-1]
+    x = cuda.device_array(db.shape, da.dtype)
+    if T and n and m:
+        blocks, threads = _launch(T)
+        _la.triangular_solve_kernel[blocks, threads](_flat(da), _flat(db), _flat(x), T, n, m,
+                                                     bool(lower), bool(adjoint))
+    return x
+
+
+def permute(x, perm):
+    """``x`` with its axes in the order ``perm``, as a new contiguous device array."""
+    d = _dev(x)
+    shape = tuple(d.shape)
+    out_shape = tuple(shape[p] for p in perm)
+    strides = [int(v) for v in np.cumprod((list(shape[1:]) + [1])[::-1])[::-1]] if shape else []
+    out = cuda.device_array(out_shape, d.dtype)
+    if out.size:
+        blocks, threads = _launch(out.size)
+        _la.permute_kernel[blocks, threads](_flat(d), _flat(out), _ints(out_shape or (1,)),
+                                            _ints([strides[p] for p in perm] or [0]))
     return out
 
 
@@ -403,3 +552,289 @@ def apply_rms_prop(var, ms, mom, lr, rho, momentum, epsilon, grad):
                                              _scalar(rho), _scalar(momentum),
                                              _scalar(epsilon), _flat(_dev(grad)))
     return var
+
+
+# -- random ops: TF's streams, sampled on the device ------------------------------------------
+def random_stream(seed, seed2):
+    """A random op's stream: the same bookkeeping as on the CPU, so the same numbers."""
+    return _random_streams.GuardedPhiloxRandom(seed, seed2)
+
+
+def random_uniform(stream, shape, dtype):
+    return _random_streams.random_uniform(stream, shape, dtype, fill=_random)
+
+
+def random_standard_normal(stream, shape, dtype):
+    return _random_streams.random_standard_normal(stream, shape, dtype, fill=_random)
+
+
+def truncated_normal(stream, shape, dtype):
+    return _random_streams.truncated_normal(stream, shape, dtype, fill=_random)
+
+
+def random_uniform_int(stream, shape, minval, maxval):
+    """``minval``/``maxval`` are host memory (TF's ``HostMemory``), like ``shape``."""
+    return _random_streams.random_uniform_int(stream, shape, to_host(minval), to_host(maxval),
+                                              fill=_random)
+
+# -- convolutions and pooling -------------------------------------------------------------------
+# The row's kernel (minitf/ops/conv_ops.py) has checked the shapes and worked out
+# the geometry. Each kernel reads and writes its images through strides, so NCHW
+# needs no transpose; one thread per output element (see .conv).
+
+def _one_thread_each(total):
+    """(blocks, threads) with one thread for each of ``total`` items (no stride loop)."""
+    return max(1, -(-total // _ew.THREADS)), _ew.THREADS
+
+
+def _c_strides(shape):
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= int(d)
+    return list(reversed(strides))
+
+
+def _image_strides(shape, data_format):
+    """Element strides along (N, H, W, C) of a C-contiguous array in ``data_format``."""
+    s = _c_strides(shape)
+    return [s[0], s[2], s[3], s[1]] if data_format == "NCHW" else s
+
+
+def _nhwc(shape, data_format):
+    n, a, b, c = (int(d) for d in shape)
+    return (n, b, c, a) if data_format == "NCHW" else (n, a, b, c)
+
+
+def _layout(n, h, w, c, data_format):
+    return (n, c, h, w) if data_format == "NCHW" else (n, h, w, c)
+
+
+def _out_len(size, k, stride, dilation, before, after):
+    return (size + before + after - (k - 1) * dilation - 1) // stride + 1
+
+
+def _zeros(shape, dtype):
+    return cuda.to_device(np.zeros(shape, dtype))
+
+
+def conv2d(x, w, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2D, one thread per output element."""
+    dx_, dw_ = _dev(x), _dev(w)
+    _check_float(dx_.dtype, "Conv2D")
+    n, h, wd, c = _nhwc(dx_.shape, data_format)
+    kh, kw, _, o = (int(d) for d in dw_.shape)
+    oh = _out_len(h, kh, strides[0], dilations[0], pads[0], pads[1])
+    ow = _out_len(wd, kw, strides[1], dilations[1], pads[2], pads[3])
+    shape = _layout(n, oh, ow, o, data_format)
+    y = cuda.device_array(shape, dx_.dtype)
+    total = n * oh * ow * o
+    if total:
+        _conv.conv2d_kernel[_one_thread_each(total)](
+            _flat(dx_), _ints(_image_strides(dx_.shape, data_format)), _flat(dw_), _flat(y),
+            _ints(_image_strides(shape, data_format)), h, wd, c, kh, kw, o, oh, ow,
+            strides[0], strides[1], dilations[0], dilations[1], pads[0], pads[2], total)
+    return y
+
+
+def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2DBackpropInput, one thread per input element (gathering)."""
+    dw_, dd = _dev(w), _dev(dy)
+    _check_float(dd.dtype, "Conv2DBackpropInput")
+    n, h, wd, c = _nhwc(input_shape, data_format)
+    kh, kw, _, o = (int(d) for d in dw_.shape)
+    _, oh, ow, _ = _nhwc(dd.shape, data_format)
+    shape = tuple(int(d) for d in input_shape)
+    dx = cuda.device_array(shape, dd.dtype)
+    total = n * h * wd * c
+    if total:
+        _conv.backprop_input_kernel[_one_thread_each(total)](
+            _flat(dd), _ints(_image_strides(dd.shape, data_format)), _flat(dw_), _flat(dx),
+            _ints(_image_strides(shape, data_format)), h, wd, c, kh, kw, o, oh, ow,
+            strides[0], strides[1], dilations[0], dilations[1], pads[0], pads[2], total)
+    return dx
+
+
+def conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads, data_format="NHWC"):
+    """TF's Conv2DBackpropFilter, one thread per filter element."""
+    dx_, dd = _dev(x), _dev(dy)
+    _check_float(dd.dtype, "Conv2DBackpropFilter")
+    n, h, wd, c = _nhwc(dx_.shape, data_format)
+    kh, kw, _, o = (int(d) for d in filter_shape)
+    _, oh, ow, _ = _nhwc(dd.shape, data_format)
+    dw = cuda.device_array((kh, kw, c, o), dd.dtype)
+    total = kh * kw * c * o
+    if total:
+        _conv.backprop_filter_kernel[_one_thread_each(total)](
+            _flat(dx_), _ints(_image_strides(dx_.shape, data_format)), _flat(dd),
+            _ints(_image_strides(dd.shape, data_format)), _flat(dw), n, h, wd, c, kh, kw, o,
+            oh, ow, strides[0], strides[1], dilations[0], dilations[1], pads[0], pads[2], total)
+    return dw
+
+
+def _pool_out(dx_, ksize, strides, pads, data_format):
+    n, h, w, c = _nhwc(dx_.shape, data_format)
+    oh = _out_len(h, ksize[0], strides[0], 1, pads[0], pads[1])
+    ow = _out_len(w, ksize[1], strides[1], 1, pads[2], pads[3])
+    return n, h, w, c, oh, ow
+
+
+def max_pool(x, ksize, strides, pads, data_format="NHWC"):
+    """TF's MaxPool; the start value is the storage dtype's lowest (TF's rule)."""
+    storage = np.asarray(x).dtype if not is_device_array(x) else x.dtype
+    dx_ = _dev(x)
+    _check_float(dx_.dtype, "MaxPool")
+    n, h, w, c, oh, ow = _pool_out(dx_, ksize, strides, pads, data_format)
+    shape = _layout(n, oh, ow, c, data_format)
+    y = cuda.device_array(shape, dx_.dtype)
+    total = n * oh * ow * c
+    if total:
+        _conv.max_pool_kernel[_one_thread_each(total)](
+            _flat(dx_), _ints(_image_strides(dx_.shape, data_format)), _flat(y),
+            _ints(_image_strides(shape, data_format)), h, w, c, ksize[0], ksize[1], oh, ow,
+            strides[0], strides[1], pads[0], pads[2], float(ml_dtypes.finfo(storage).min),
+            total)
+    return y
+
+
+def max_pool_grad(x, y, dy, ksize, strides, pads, data_format="NHWC"):
+    """TF's MaxPoolGrad: one thread per window, atomics where windows overlap."""
+    dx_, dd = _dev(x), _dev(dy)
+    _check_float(dd.dtype, "MaxPoolGrad")
+    n, h, w, c, oh, ow = _pool_out(dx_, ksize, strides, pads, data_format)
+    dx = _zeros(dx_.shape, dd.dtype)
+    total = n * oh * ow * c
+    if total:
+        _conv.max_pool_grad_kernel[_one_thread_each(total)](
+            _flat(dx_), _ints(_image_strides(dx_.shape, data_format)), _flat(dd),
+            _ints(_image_strides(dd.shape, data_format)), _flat(dx), h, w, c, ksize[0],
+            ksize[1], oh, ow, strides[0], strides[1], pads[0], pads[2], total)
+    return dx
+
+
+def avg_pool(x, ksize, strides, pads, data_format="NHWC"):
+    """TF's AvgPool: window means over the elements inside the image."""
+    dx_ = _dev(x)
+    _check_float(dx_.dtype, "AvgPool")
+    n, h, w, c, oh, ow = _pool_out(dx_, ksize, strides, pads, data_format)
+    shape = _layout(n, oh, ow, c, data_format)
+    y = cuda.device_array(shape, dx_.dtype)
+    total = n * oh * ow * c
+    if total:
+        _conv.avg_pool_kernel[_one_thread_each(total)](
+            _flat(dx_), _ints(_image_strides(dx_.shape, data_format)), _flat(y),
+            _ints(_image_strides(shape, data_format)), h, w, c, ksize[0], ksize[1], oh, ow,
+            strides[0], strides[1], pads[0], pads[2], total)
+    return y
+
+
+def avg_pool_grad(input_shape, dy, ksize, strides, pads, data_format="NHWC"):
+    """TF's AvgPoolGrad, one thread per input element (gathering)."""
+    dd = _dev(dy)
+    _check_float(dd.dtype, "AvgPoolGrad")
+    shape = tuple(int(d) for d in input_shape)
+    n, h, w, c = _nhwc(shape, data_format)
+    _, oh, ow, _ = _nhwc(dd.shape, data_format)
+    dx = cuda.device_array(shape, dd.dtype)
+    total = n * h * w * c
+    if total:
+        _conv.avg_pool_grad_kernel[_one_thread_each(total)](
+            _flat(dd), _ints(_image_strides(dd.shape, data_format)), _flat(dx),
+            _ints(_image_strides(shape, data_format)), h, w, c, ksize[0], ksize[1], oh, ow,
+            strides[0], strides[1], pads[0], pads[2], total)
+    return dx
+
+
+# -- batch normalization ------------------------------------------------------------------------
+def _vector(v, channels=None):
+    """A per-channel vector on the device (an empty one, as training passes for
+    the running mean and variance, becomes zeros of ``channels``)."""
+    if channels is not None and v.size == 0:
+        return _zeros(channels, np.float64)
+    if is_device_array(v):
+        return v
+    return cuda.to_device(np.asarray(v, np.float64).reshape(-1))
+
+
+def _f32(v):
+    return cast(v, np.float32)
+
+
+def fused_batch_norm(x, scale, offset, mean, variance, epsilon, exponential_avg_factor,
+                     is_training, data_format="NHWC"):
+    """TF's FusedBatchNormV3: a block per channel for the statistics, then one
+    thread per element for ``y = a*x + d``."""
+    dx_ = _dev(x)
+    _check_float(dx_.dtype, "FusedBatchNormV3")
+    n, h, w, c = _nhwc(dx_.shape, data_format)
+    count = n * h * w
+    xs = _ints(_image_strides(dx_.shape, data_format))
+    scale, offset = _vector(scale), _vector(offset)
+    old_mean, old_var = _vector(mean, c), _vector(variance, c)
+    if is_training:
+        m = cuda.device_array(c, np.float64)
+        v = cuda.device_array(c, np.float64)
+        if c:
+            _conv.bn_stats_kernel[c, _conv.THREADS](_flat(dx_), xs, count, h * w, w, m, v)
+        out_mean = cuda.device_array(c, np.float64)
+        out_var = cuda.device_array(c, np.float64)
+        if c:
+            blocks, threads = _one_thread_each(c)
+            _conv.bn_outputs_kernel[blocks, threads](m, v, old_mean, old_var,
+                                                     float(exponential_avg_factor), count,
+                                                     out_mean, out_var, c)
+        saved = (m, v)
+    else:
+        m, v = old_mean, old_var
+        out_mean, out_var = m, v
+        saved = (_zeros(c, np.float64), _zeros(c, np.float64))
+    a = cuda.device_array(c, np.float64)
+    d = cuda.device_array(c, np.float64)
+    y = cuda.device_array(dx_.shape, dx_.dtype)
+    if c:
+        blocks, threads = _one_thread_each(c)
+        _conv.bn_coefficients_kernel[blocks, threads](m, v, scale, offset, float(epsilon), a,
+                                                      d, c)
+    if y.size:
+        _conv.bn_apply_kernel[_one_thread_each(y.size)](
+            _flat(dx_), _flat(dx_), xs, _flat(y), a, _zeros(c, np.float64), d, c, h * w, w,
+            y.size)
+    return y, _f32(out_mean), _f32(out_var), _f32(saved[0]), _f32(saved[1])
+
+
+def fused_batch_norm_grad(dy, x, scale, saved_mean, saved_variance, epsilon, is_training,
+                          data_format="NHWC"):
+    """TF's FusedBatchNormGradV3: a block per channel for the two sums, then one
+    thread per element for ``dx = a*dy + b*x + d``."""
+    dd, dx_ = _dev(dy), _dev(x)
+    _check_float(dd.dtype, "FusedBatchNormGradV3")
+    n, h, w, c = _nhwc(dx_.shape, data_format)
+    count = n * h * w
+    xs = _ints(_image_strides(dx_.shape, data_format))
+    mean, var, scale = _vector(saved_mean), _vector(saved_variance), _vector(scale)
+    sum_dy = cuda.device_array(c, np.float64)
+    sum_dy_xc = cuda.device_array(c, np.float64)
+    a, b, d = (cuda.device_array(c, np.float64) for _ in range(3))
+    dscale = cuda.device_array(c, np.float64)
+    if c:
+        _conv.bn_grad_sums_kernel[c, _conv.THREADS](_flat(dd), _flat(dx_), xs, count, h * w, w,
+                                                    mean, sum_dy, sum_dy_xc)
+        blocks, threads = _one_thread_each(c)
+        _conv.bn_grad_coefficients_kernel[blocks, threads](
+            sum_dy, sum_dy_xc, mean, var, scale, float(epsilon), count, bool(is_training),
+            a, b, d, dscale, c)
+    dx = cuda.device_array(dx_.shape, dd.dtype)
+    if dx.size:
+        _conv.bn_apply_kernel[_one_thread_each(dx.size)](
+            _flat(dd), _flat(dx_), xs, _flat(dx), a, b, d, c, h * w, w, dx.size)
+    return dx, _f32(dscale), _f32(sum_dy)
+
+
+# -- BiasAdd --------------------------------------------------------------------------------------
+def bias_add(value, bias, data_format="NHWC"):
+    """``value + bias`` along the channel axis: the broadcasting AddV2 kernel, with the
+    bias seen as ``[C, 1, 1]`` for NCHW."""
+    dv, db = _dev(value), _dev(bias)
+    if data_format == "NCHW":
+        db = db.reshape((db.size,) + (1,) * (dv.ndim - 2))
+    return binary(ADD_V2, dv, db)

@@ -1,5 +1,5 @@
-# Random ops and seeds. The numbers themselves differ between engines (TF
-# uses Philox), so we print only facts about them that any engine must share.
+# Random ops and seeds: facts every engine must share. (The numbers themselves
+# are TF's too; the random_*.py programs print them.)
 import numpy as np
 
 from engine import tf

@@ -21,13 +21,28 @@ with tf.Session(server.target) as sess:
     except tf.errors.FailedPreconditionError as e:
         print("w is gone:", "Attempting to use uninitialized value w" in e.message)
 
+with tf.container("exp1"):
+    kept = tf.Variable(3.0, name="kept")
+    q = tf.FIFOQueue(3, tf.float32, shared_name="kept_queue", name="kept_queue")
+with tf.Session(server.target) as sess:
+    sess.run([kept.initializer, q.enqueue(7.0)])
+
 tf.Session.reset(server.target)
 with tf.Session(server.target) as sess:
     try:
         sess.run(v)
     except tf.errors.FailedPreconditionError as e:
-        print("after a full reset v is gone too:",
+        print("after reset(target) v is gone too:",
               "Attempting to use uninitialized value v" in e.message)
+    print("but the container 'exp1' survives it:", sess.run(kept), sess.run(q.size()))
+
+tf.Session.reset(server.target, ["exp1"])
+with tf.Session(server.target) as sess:
+    try:
+        sess.run(kept)
+    except tf.errors.FailedPreconditionError as e:
+        print("reset(target, ['exp1']) clears it:", "uninitialized value kept" in e.message)
+    print("a new queue of that name is empty:", sess.run(q.size()))
 
 try:
     tf.Session("localhost:1234")

@@ -62,4 +62,6 @@ with tf.Session() as sess:
     gv, nv = sess.run([g, n])
     limit = np.sqrt(6.0 / 500)
     print("glorot within limit", bool(np.abs(gv).max() <= limit), round(float(gv.std()), 2))
-    print("truncated within 2 stddev", bool(np.abs(nv).max() <= 1.0), round(float(nv.std()), 1))
+    # An unseeded draw: its spread is 0.5 * 0.88 (truncation), give or take 0.01.
+    print("truncated within 2 stddev", bool(np.abs(nv).max() <= 1.0),
+          "spread about 0.44:", bool(0.40 < nv.std() < 0.48))

@@ -1,0 +1,584 @@
+"""Convolutions, pooling and batch normalization as Numba loop nests (NHWC).
+
+A 2-D convolution, written as the loop nest it is::
+
+    for n, p, q in output positions:                       # N x OH x OW
+        for o in range(OC):
+            y[n, p, q, o] = 0
+            for i in range(KH):                            # the window's taps
+                for j in range(KW):
+                    r, s = p*sh + i*dh - top, q*sw + j*dw - left
+                    if 0 <= r < H and 0 <= s < W:          # padding reads as 0
+                        for c in range(C):
+                            y[n, p, q, o] += x[n, r, s, c] * w[i, j, c, o]
+
+The three inner loops over ``(i, j, c)`` are one dot product of length
+``K = KH*KW*C`` between the patch under the window and a column of
+``w.reshape(K, OC)``. So the fast way (:func:`im2col_kernel`, "image to
+columns") first copies every patch into a row of a matrix ``cols[N*OH*OW, K]``
+and then lets BLAS compute ``y = cols @ w`` at the speed of a matrix product:
+the copy costs K times the input's size, the product does the work in
+cache-sized blocks with every vector lane busy. The gradients are products
+of the same matrix: ``dw = cols.T @ dy`` and ``dcols = dy @ w.T``, whose rows
+:func:`col2im_kernel` adds back onto the input positions they came from.
+
+The direct loop nest is here as well (:func:`conv_direct_kernel`); the front
+(``minitf/kernels/cpu/__init__.py``) picks the faster one for a shape, and
+tests/benchmarks/bench_cnn.py measures both.
+
+Pooling and batch normalization are one pass (or two) over the input, with
+the channels innermost so that the compiler can use vector instructions across
+channels. Every kernel takes a ``parallel`` flag that picks a ``prange`` loop
+over independent items (images, output rows, chunks of rows) or a plain one
+(see ``compile.py``).
+"""
+
+import numba
+import numpy as np
+from numba import prange
+
+from minitf.kernels.cpu.reductions import readonly
+
+_F64 = np.dtype(np.float64)
+
+
+# -- im2col / col2im -------------------------------------------------------------------------
+# Both take the image as ``[N, H, W*C]`` (a free reshape of NHWC) and the channel
+# count ``C``: with dilation 1, the taps of one window row that lie inside the
+# image are one contiguous run of that row, copied (or added) in one flat loop.
+
+@numba.njit(inline="always")
+def _tap_range(q, sw, dw, pl, kw, W):
+    """The taps ``j0 <= j < j1`` of window column ``q`` that fall inside the image."""
+    j0 = 0
+    while j0 < kw and q * sw + j0 * dw - pl < 0:
+        j0 += 1
+    j1 = kw
+    while j1 > j0 and q * sw + (j1 - 1) * dw - pl >= W:
+        j1 -= 1
+    return j0, j1
+
+
+@numba.njit(inline="always")
+def _patch_row(x, C, n, p, q, kh, kw, sh, sw, dh, dw, pt, pl, out):
+    H, W = x.shape[1], x.shape[2] // C
+    j0, j1 = _tap_range(q, sw, dw, pl, kw, W)
+    run = kw * C
+    for i in range(kh):
+        base = i * run
+        r = p * sh + i * dh - pt
+        if r < 0 or r >= H:
+            for k in range(run):
+                out[base + k] = 0
+            continue
+        for k in range(j0 * C):
+            out[base + k] = 0
+        for k in range(j1 * C, run):
+            out[base + k] = 0
+        xr = x[n, r]
+        if dw == 1:
+            start = (q * sw + j0 - pl) * C
+            for k in range((j1 - j0) * C):
+                out[base + j0 * C + k] = xr[start + k]
+        else:
+            for j in range(j0, j1):
+                start = (q * sw + j * dw - pl) * C
+                for c in range(C):
+                    out[base + j * C + c] = xr[start + c]
+
+
+def im2col_kernel(x, C, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parallel):
+    """``cols[row, (i*KW + j)*C + c] = x[n, r, s, c]`` (0 in the padding) for every
+    output position ``row = ((n - n0)*OH + p)*OW + q`` of images ``n0..``::
+
+        for row in prange(rows):
+            n, p, q = unravel(row)
+            for i, j in taps:  r, s = p*sh + i*dh - top, q*sw + j*dw - left
+                cols[row, tap*C : tap*C + C] = x[n, r, s, :]   (or 0)
+    """
+    rows = cols.shape[0]
+    if parallel:
+        for row in prange(rows):
+            n = n0 + row // (oh * ow)
+            pq = row % (oh * ow)
+            _patch_row(x, C, n, pq // ow, pq % ow, kh, kw, sh, sw, dh, dw, pt, pl, cols[row])
+    else:
+        for row in range(rows):
+            n = n0 + row // (oh * ow)
+            pq = row % (oh * ow)
+            _patch_row(x, C, n, pq // ow, pq % ow, kh, kw, sh, sw, dh, dw, pt, pl, cols[row])
+
+
+@numba.njit(inline="always")
+def _add_patches(cols, C, n, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx):
+    H, W = dx.shape[1], dx.shape[2] // C
+    run = kw * C
+    for p in range(oh):
+        for q in range(ow):
+            row = cols[((n - n0) * oh + p) * ow + q]
+            j0, j1 = _tap_range(q, sw, dw, pl, kw, W)
+            for i in range(kh):
+                r = p * sh + i * dh - pt
+                if r < 0 or r >= H:
+                    continue
+                base = i * run
+                out = dx[n, r]
+                if dw == 1:
+                    start = (q * sw + j0 - pl) * C
+                    for k in range((j1 - j0) * C):
+                        out[start + k] += row[base + j0 * C + k]
+                else:
+                    for j in range(j0, j1):
+                        start = (q * sw + j * dw - pl) * C
+                        for c in range(C):
+                            out[start + c] += row[base + j * C + c]
+
+
+def col2im_kernel(cols, C, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx, parallel):
+    """The transpose of :func:`im2col_kernel`: ``dx[n, r, s, c] += cols[row, tap*C + c]``.
+
+    Patches of one image overlap (when the stride is smaller than the window),
+    so the parallel items are whole images: two threads never add into the
+    same element::
+
+        for n in prange(images):
+            for p, q, i, j: dx[n, r, s, :] += cols[row(n, p, q), tap*C : tap*C + C]
+    """
+    images = cols.shape[0] // (oh * ow)
+    if parallel:
+        for m in prange(images):
+            _add_patches(cols, C, n0 + m, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx)
+    else:
+        for m in range(images):
+            _add_patches(cols, C, n0 + m, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx)
+
+
+def im2col_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 3), i, i, i, i, i, i, i, i, i, i, i, i, t[:, ::1],
+                      numba.boolean)
+
+
+def col2im_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 2), i, i, i, i, i, i, i, i, i, i, i, i, t[:, :, ::1],
+                      numba.boolean)
+
+
+# -- the direct loop nest --------------------------------------------------------------------
+@numba.njit(inline="always")
+def _direct_row(x, w, n, p, sh, sw, dh, dw, pt, pl, y):
+    H, W, C = x.shape[1], x.shape[2], x.shape[3]
+    kh, kw, OC = w.shape[0], w.shape[1], w.shape[3]
+    for q in range(y.shape[2]):
+        acc = y[n, p, q]
+        for o in range(OC):
+            acc[o] = 0
+        for i in range(kh):
+            r = p * sh + i * dh - pt
+            if r < 0 or r >= H:
+                continue
+            for j in range(kw):
+                s = q * sw + j * dw - pl
+                if s < 0 or s >= W:
+                    continue
+                for c in range(C):
+                    v = x[n, r, s, c]
+                    wr = w[i, j, c]
+                    for o in range(OC):
+                        acc[o] += v * wr[o]
+
+
+def conv_direct_kernel(x, w, sh, sw, dh, dw, pt, pl, y, parallel):
+    """Conv2D as the loop nest of the module docstring, with ``o`` innermost (both
+    ``w[i, j, c, :]`` and ``y[n, p, q, :]`` are contiguous, so that loop runs in
+    vector registers)::
+
+        for (n, p) in prange(N * OH):
+            for q: y[n, p, q, :] = 0
+                for i, j (inside the image), c:
+                    y[n, p, q, :] += x[n, r, s, c] * w[i, j, c, :]
+    """
+    items = y.shape[0] * y.shape[1]
+    oh = y.shape[1]
+    if parallel:
+        for item in prange(items):
+            _direct_row(x, w, item // oh, item % oh, sh, sw, dh, dw, pt, pl, y)
+    else:
+        for item in range(items):
+            _direct_row(x, w, item // oh, item % oh, sh, sw, dh, dw, pt, pl, y)
+
+
+def direct_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 4), readonly(np_dtype, 4), i, i, i, i, i, i,
+                      t[:, :, :, ::1], numba.boolean)
+
+
+# -- pooling ---------------------------------------------------------------------------------
+@numba.njit(inline="always")
+def _max_row(x, n, p, kh, kw, sh, sw, pt, pl, lowest, y):
+    H, W, C = x.shape[1], x.shape[2], x.shape[3]
+    for q in range(y.shape[2]):
+        out = y[n, p, q]
+        for c in range(C):
+            out[c] = lowest
+        for i in range(kh):
+            r = p * sh + i - pt
+            if r < 0 or r >= H:
+                continue
+            for j in range(kw):
+                s = q * sw + j - pl
+                if s < 0 or s >= W:
+                    continue
+                xr = x[n, r, s]
+                for c in range(C):
+                    if xr[c] > out[c]:
+                        out[c] = xr[c]
+
+
+def max_pool_kernel(x, kh, kw, sh, sw, pt, pl, lowest, y, parallel):
+    """``y[n, p, q, c]`` = the largest ``x`` in the window, TF's way: start at the
+    dtype's lowest value and take only greater values (NaN never wins)::
+
+        for (n, p) in prange(N * OH):
+            for q: y[n, p, q, :] = lowest
+                for i, j inside the image: y[n, p, q, :] = max(y[n, p, q, :], x[n, r, s, :])
+    """
+    oh = y.shape[1]
+    if parallel:
+        for item in prange(y.shape[0] * oh):
+            _max_row(x, item // oh, item % oh, kh, kw, sh, sw, pt, pl, lowest, y)
+    else:
+        for item in range(y.shape[0] * oh):
+            _max_row(x, item // oh, item % oh, kh, kw, sh, sw, pt, pl, lowest, y)
+
+
+@numba.njit(inline="always")
+def _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, winner):
+    H, W, C = x.shape[1], x.shape[2], x.shape[3]
+    for p in range(dy.shape[1]):
+        r0 = max(p * sh - pt, 0)
+        r1 = min(p * sh - pt + kh, H)
+        for q in range(dy.shape[2]):
+            s0 = max(q * sw - pl, 0)
+            s1 = min(q * sw - pl + kw, W)
+            first = x[n, r0, s0]
+            for c in range(C):
+                best[c] = first[c]
+                winner[c] = 0
+            cell = 0
+            for r in range(r0, r1):
+                for s in range(s0, s1):
+                    xr = x[n, r, s]
+                    for c in range(C):          # branch-free, so that it vectorizes
+                        take = best[c] < xr[c]
+                        best[c] = xr[c] if take else best[c]
+                        winner[c] = cell if take else winner[c]
+                    cell += 1
+            g = dy[n, p, q]
+            cell = 0
+            for r in range(r0, r1):
+                for s in range(s0, s1):
+                    out = dx[n, r, s]
+                    for c in range(C):
+                        out[c] += g[c] if winner[c] == cell else 0
+                    cell += 1
+
+
+def max_pool_grad_kernel(x, dy, kh, kw, sh, sw, pt, pl, dx, best, winner, parallel):
+    """TF's MaxPoolGrad: each window's gradient to the element that won it, found
+    again from ``x``: the first element of the window, replaced by any later one
+    that is strictly greater (ties go to the first, as in TF). Both passes over
+    a window run across the channels, so they vectorize; windows overlap, so
+    the parallel items are images (``best``/``winner``: scratch rows ``[N, C]``)::
+
+        for n in prange(N):
+            for p, q:
+                winner[:] = 0;  best[:] = x[first cell]
+                for each cell k:  if best < x[cell]: best, winner = x[cell], k
+                for each cell k:  dx[n, cell, :] += dy[n, p, q, :] where winner == k
+    """
+    if parallel:
+        for n in prange(x.shape[0]):
+            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], winner[n])
+    else:
+        for n in range(x.shape[0]):
+            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], winner[n])
+
+
+@numba.njit(inline="always")
+def _avg_row(x, n, p, kh, kw, sh, sw, pt, pl, y):
+    H, W, C = x.shape[1], x.shape[2], x.shape[3]
+    r0 = max(p * sh - pt, 0)
+    r1 = min(p * sh - pt + kh, H)
+    for q in range(y.shape[2]):
+        s0 = max(q * sw - pl, 0)
+        s1 = min(q * sw - pl + kw, W)
+        out = y[n, p, q]
+        for c in range(C):
+            out[c] = 0
+        for r in range(r0, r1):
+            for s in range(s0, s1):
+                xr = x[n, r, s]
+                for c in range(C):
+                    out[c] += xr[c]
+        scale = 1.0 / ((r1 - r0) * (s1 - s0))
+        for c in range(C):
+            out[c] *= scale
+
+
+def avg_pool_kernel(x, kh, kw, sh, sw, pt, pl, y, parallel):
+    """``y[n, p, q, :]`` = the mean of the window's elements inside the image::
+
+        for (n, p) in prange(N * OH):
+            for q: y[n, p, q, :] = sum(x[n, r, s, :] for r, s in window & image) / count
+    """
+    oh = y.shape[1]
+    if parallel:
+        for item in prange(y.shape[0] * oh):
+            _avg_row(x, item // oh, item % oh, kh, kw, sh, sw, pt, pl, y)
+    else:
+        for item in range(y.shape[0] * oh):
+            _avg_row(x, item // oh, item % oh, kh, kw, sh, sw, pt, pl, y)
+
+
+@numba.njit(inline="always")
+def _avg_grad_image(dy, n, kh, kw, sh, sw, pt, pl, dx):
+    H, W, C = dx.shape[1], dx.shape[2], dx.shape[3]
+    for p in range(dy.shape[1]):
+        r0 = max(p * sh - pt, 0)
+        r1 = min(p * sh - pt + kh, H)
+        for q in range(dy.shape[2]):
+            s0 = max(q * sw - pl, 0)
+            s1 = min(q * sw - pl + kw, W)
+            scale = 1.0 / ((r1 - r0) * (s1 - s0))
+            g = dy[n, p, q]
+            for r in range(r0, r1):
+                for s in range(s0, s1):
+                    out = dx[n, r, s]
+                    for c in range(C):
+                        out[c] += g[c] * scale
+
+
+def avg_pool_grad_kernel(dy, kh, kw, sh, sw, pt, pl, dx, parallel):
+    """AvgPoolGrad: each window's gradient, divided by its count, added to every
+    element of the window inside the image (per image, as windows overlap)::
+
+        for n in prange(N):
+            for p, q, r, s in window & image: dx[n, r, s, :] += dy[n, p, q, :] / count
+    """
+    if parallel:
+        for n in prange(dx.shape[0]):
+            _avg_grad_image(dy, n, kh, kw, sh, sw, pt, pl, dx)
+    else:
+        for n in range(dx.shape[0]):
+            _avg_grad_image(dy, n, kh, kw, sh, sw, pt, pl, dx)
+
+
+def pool_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 4), i, i, i, i, i, i, t, t[:, :, :, ::1],
+                      numba.boolean)
+
+
+def max_grad_signature(np_dtype, grad_dtype):
+    t = numba.from_dtype(np_dtype)
+    g = numba.from_dtype(grad_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 4), readonly(grad_dtype, 4), i, i, i, i, i, i,
+                      g[:, :, :, ::1], t[:, ::1], numba.int32[:, ::1], numba.boolean)
+
+
+def avg_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 4), i, i, i, i, i, i, t[:, :, :, ::1], numba.boolean)
+
+
+def avg_grad_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 4), i, i, i, i, i, i, t[:, :, :, ::1], numba.boolean)
+
+
+# -- batch normalization ---------------------------------------------------------------------
+def channel_sums_kernel(x, center, partial, parallel):
+    """Per-channel sums of ``x[R, C]`` around ``center[C]``, in float64, one partial
+    sum per chunk of rows: ``partial[k, 0, c] = sum(x[r, c] - center[c])`` and
+    ``partial[k, 1, c] = sum((x[r, c] - center[c]) ** 2)`` over the rows of chunk
+    ``k`` (the caller adds the chunks up)::
+
+        for k in prange(chunks):
+            for r in rows of chunk k:  d = x[r, :] - center
+                partial[k, 0, :] += d;  partial[k, 1, :] += d * d
+    """
+    chunks = partial.shape[0]
+    rows = x.shape[0]
+    step = (rows + chunks - 1) // chunks
+    if parallel:
+        for k in prange(chunks):
+            _sum_chunk(x, center, k * step, min(rows, (k + 1) * step), partial[k])
+    else:
+        for k in range(chunks):
+            _sum_chunk(x, center, k * step, min(rows, (k + 1) * step), partial[k])
+
+
+@numba.njit(inline="always")
+def _sum_chunk(x, center, r0, r1, out):
+    C = x.shape[1]
+    for c in range(C):
+        out[0, c] = 0.0
+        out[1, c] = 0.0
+    for r in range(r0, r1):
+        xr = x[r]
+        for c in range(C):
+            d = xr[c] - center[c]
+            out[0, c] += d
+            out[1, c] += d * d
+
+
+def channel_sums_signature(np_dtype):
+    return numba.void(readonly(np_dtype, 2), readonly(_F64, 1), numba.float64[:, :, ::1],
+                      numba.boolean)
+
+
+def grad_sums_kernel(dy, x, mean, partial, parallel):
+    """``partial[k, 0, c] = sum(dy[r, c])``, ``partial[k, 1, c] = sum(dy[r, c] *
+    (x[r, c] - mean[c]))`` over chunk ``k`` of the rows (float64)."""
+    chunks = partial.shape[0]
+    rows = x.shape[0]
+    step = (rows + chunks - 1) // chunks
+    if parallel:
+        for k in prange(chunks):
+            _grad_chunk(dy, x, mean, k * step, min(rows, (k + 1) * step), partial[k])
+    else:
+        for k in range(chunks):
+            _grad_chunk(dy, x, mean, k * step, min(rows, (k + 1) * step), partial[k])
+
+
+@numba.njit(inline="always")
+def _grad_chunk(dy, x, mean, r0, r1, out):
+    C = x.shape[1]
+    for c in range(C):
+        out[0, c] = 0.0
+        out[1, c] = 0.0
+    for r in range(r0, r1):
+        xr = x[r]
+        gr = dy[r]
+        for c in range(C):
+            out[0, c] += gr[c]
+            out[1, c] += gr[c] * (xr[c] - mean[c])
+
+
+def grad_sums_signature(np_dtype):
+    return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 2), readonly(_F64, 1),
+                      numba.float64[:, :, ::1], numba.boolean)
+
+
+def affine_rows_kernel(x, a, b, y, parallel):
+    """``y[r, c] = x[r, c] * a[c] + b[c]``: normalization once the per-channel
+    factors are known (``a = scale / sqrt(var + eps)``, ``b = offset - mean * a``)::
+
+        for r in prange(R): y[r, :] = x[r, :] * a + b
+    """
+    if parallel:
+        for r in prange(x.shape[0]):
+            _affine_row(x[r], a, b, y[r])
+    else:
+        for r in range(x.shape[0]):
+            _affine_row(x[r], a, b, y[r])
+
+
+@numba.njit(inline="always")
+def _affine_row(xr, a, b, yr):
+    for c in range(xr.size):
+        yr[c] = xr[c] * a[c] + b[c]
+
+
+def affine_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 1), readonly(np_dtype, 1),
+                      t[:, ::1], numba.boolean)
+
+
+def bn_backprop_kernel(dy, x, a, b, d, dx, parallel):
+    """``dx[r, c] = dy[r, c] * a[c] + x[r, c] * b[c] + d[c]``: the training gradient
+    ``scale*inv * (dy - mean(dy) - xhat * mean(dy * xhat))`` with the per-channel
+    terms folded into ``a``, ``b`` and ``d`` by the caller::
+
+        for r in prange(R): dx[r, :] = dy[r, :] * a + x[r, :] * b + d
+    """
+    if parallel:
+        for r in prange(x.shape[0]):
+            _backprop_row(dy[r], x[r], a, b, d, dx[r])
+    else:
+        for r in range(x.shape[0]):
+            _backprop_row(dy[r], x[r], a, b, d, dx[r])
+
+
+@numba.njit(inline="always")
+def _backprop_row(gr, xr, a, b, d, out):
+    for c in range(xr.size):
+        out[c] = gr[c] * a[c] + xr[c] * b[c] + d[c]
+
+
+def bn_backprop_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 2), readonly(np_dtype, 1),
+                      readonly(np_dtype, 1), readonly(np_dtype, 1), t[:, ::1], numba.boolean)
+
+
+# -- BiasAdd ---------------------------------------------------------------------------------
+def bias_rows_kernel(x, b, y, parallel):
+    """Channels last: ``y[r, c] = x[r, c] + b[c]`` over rows ``[R, C]``::
+
+        for r in prange(R): y[r, :] = x[r, :] + b
+    """
+    if parallel:
+        for r in prange(x.shape[0]):
+            _bias_row(x[r], b, y[r])
+    else:
+        for r in range(x.shape[0]):
+            _bias_row(x[r], b, y[r])
+
+
+@numba.njit(inline="always")
+def _bias_row(xr, b, yr):
+    for c in range(xr.size):
+        yr[c] = xr[c] + b[c]
+
+
+def bias_planes_kernel(x, b, y, parallel):
+    """Channels first: ``y[n, c, k] = x[n, c, k] + b[c]`` over ``[N, C, H*W]``::
+
+        for (n, c) in prange(N * C): y[n, c, :] = x[n, c, :] + b[c]
+    """
+    C = x.shape[1]
+    if parallel:
+        for item in prange(x.shape[0] * C):
+            _bias_plane(x[item // C, item % C], b[item % C], y[item // C, item % C])
+    else:
+        for item in range(x.shape[0] * C):
+            _bias_plane(x[item // C, item % C], b[item % C], y[item // C, item % C])
+
+
+@numba.njit(inline="always")
+def _bias_plane(xp, bc, yp):
+    for k in range(xp.size):
+        yp[k] = xp[k] + bc
+
+
+def bias_rows_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 1), t[:, ::1], numba.boolean)
+
+
+def bias_planes_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(readonly(np_dtype, 3), readonly(np_dtype, 1), t[:, :, ::1],
+                      numba.boolean)

@@ -1,0 +1,122 @@
+"""minitf's ``RunMetadata`` as TF's ``RunMetadata`` protocol buffer.
+
+``sess.run(..., options=RunOptions(trace_level=FULL_TRACE), run_metadata=md)``
+fills a minitf :class:`~minitf.runtime.config.RunMetadata` with the step's
+trace: for every device, one ``NodeExecStats`` per op that ran (start time,
+duration, output shapes and bytes, GPU memory). TensorBoard and TF's tools
+read TF's ``RunMetadata`` message (``config_pb2``), so this module writes the
+same facts into it, field for field:
+
+====================================  =========================================
+minitf                                TF's ``RunMetadata``
+====================================  =========================================
+``step_stats.dev_stats[d]``           ``step_stats.dev_stats`` (``device``)
+``node_stats[n]``: name, times        ``node_name``, ``all_start_micros``,
+                                      ``op_start_rel_micros``... and the same
+                                      times in nanoseconds (``all_start_nanos``)
+``output[k].tensor_description``      ``output`` (``slot``, ``dtype`` enum,
+                                      ``shape``, ``allocation_description``
+                                      with the requested bytes)
+``memory``                            ``memory`` (``AllocatorMemoryUsed``)
+``partition_graphs``                  ``partition_graphs``: one ``GraphDef``
+                                      per task, with the placed devices
+====================================  =========================================
+
+TensorBoard's graph dashboard uses exactly these: with a run's metadata
+selected it colours each node by the device its stats name and shows its
+compute time and memory. minitf's extra fields (``transfers``, the step's
+memory summary, ``placement``) have no place in TF's message and are left out.
+"""
+
+from minitf.framework import dtypes
+from minitf.framework.graph_def import attr_to_proto, shape_to_proto
+from minitf.framework.protos import proto
+from minitf.framework.tensor_shape import TensorShape
+
+
+def step_stats_to_proto(step_stats):
+    """A minitf ``StepStats`` as TF's ``StepStats``."""
+    pb = proto("step_stats_pb2").StepStats()
+    for dev in step_stats.dev_stats:
+        d = pb.dev_stats.add(device=dev.device)
+        for n in dev.node_stats:
+            node = d.node_stats.add(
+                node_name=n.node_name, all_start_micros=int(n.all_start_micros),
+                op_start_rel_micros=int(n.op_start_rel_micros),
+                op_end_rel_micros=int(n.op_end_rel_micros),
+                all_end_rel_micros=int(n.all_end_rel_micros),
+                timeline_label=n.timeline_label, thread_id=int(n.thread_id))
+            node.all_start_nanos = node.all_start_micros * 1000
+            node.op_start_rel_nanos = node.op_start_rel_micros * 1000
+            node.op_end_rel_nanos = node.op_end_rel_micros * 1000
+            node.all_end_rel_nanos = node.all_end_rel_micros * 1000
+            for out in n.output:
+                td = out.tensor_description
+                o = node.output.add(slot=int(out.slot))
+                o.tensor_description.dtype = dtypes.as_dtype(td.dtype).as_datatype_enum
+                o.tensor_description.shape.CopyFrom(shape_to_proto(TensorShape(list(td.shape))))
+                alloc = o.tensor_description.allocation_description
+                alloc.requested_bytes = int(td.requested_bytes)
+                alloc.allocated_bytes = int(td.requested_bytes)
+                alloc.allocator_name = "cpu" if "/device:CPU" in dev.device else \
+                    dev.device.rsplit("/", 1)[-1].lower()
+            for m in n.memory:
+                node.memory.add(allocator_name=m.allocator_name, total_bytes=int(m.total_bytes),
+                                peak_bytes=int(m.peak_bytes), live_bytes=int(m.live_bytes),
+                                allocator_bytes_in_use=int(m.allocator_bytes_in_use))
+    return pb
+
+
+def partition_graph_to_proto(partition):
+    """One ``{"task", "nodes"}`` partition of a remote step (the node dicts a
+    master sends its workers) as a ``GraphDef`` with the placed devices.
+    Tensor-valued attrs (the values of constants) are not part of what the
+    master reports, so they are left out."""
+    gd = proto("graph_pb2").GraphDef()
+    for nd in partition["nodes"]:
+        node = gd.node.add(name=nd["name"], op=nd["op"],
+                           device=nd.get("assigned") or nd.get("device") or "")
+        node.input.extend(name if index == 0 else "%s:%d" % (name, index)
+                          for name, index in nd["inputs"])
+        node.input.extend("^" + c for c in nd["control"])
+        for key, value in nd.get("attrs", {}).items():
+            decoded = _decode(value)
+            if decoded is not _SKIP:
+                try:
+                    node.attr[key].CopyFrom(attr_to_proto(decoded))
+                except TypeError:
+                    pass
+    return gd
+
+
+_SKIP = object()
+
+
+def _decode(value):
+    """A wire-encoded attr value (minitf/distributed/protocol.py) as Python."""
+    if isinstance(value, dict):
+        if "dtype" in value:
+            return dtypes.as_dtype(value["dtype"])
+        if "shape" in value:
+            return TensorShape(value["shape"])
+        if "tensor" in value:
+            return _SKIP
+        if "tuple" in value:
+            return tuple(_decode(v) for v in value["tuple"])
+        return _SKIP
+    if isinstance(value, list):
+        items = [_decode(v) for v in value]
+        return _SKIP if any(i is _SKIP for i in items) else items
+    return value
+
+
+def run_metadata_to_proto(run_metadata):
+    """A minitf ``RunMetadata`` (or TF's, returned as is) as TF's ``RunMetadata``."""
+    config_pb2 = proto("config_pb2")
+    if isinstance(run_metadata, config_pb2.RunMetadata):
+        return run_metadata
+    pb = config_pb2.RunMetadata()
+    pb.step_stats.CopyFrom(step_stats_to_proto(run_metadata.step_stats))
+    for partition in run_metadata.partition_graphs:
+        pb.partition_graphs.add().CopyFrom(partition_graph_to_proto(partition))
+    return pb
