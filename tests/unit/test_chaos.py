@@ -29,7 +29,13 @@ def test_training_survives_ps_and_worker_kills():
         assert restart["newest_checkpoint"] is not None, where
         assert restart["resumed_at"] is not None, where
         assert restart["resumed_at"] >= restart["newest_checkpoint"], where
-    # Worker 1's client recovered from every kill of its own server: one new
-    # session per kill of worker 1 or the ps at least (plus the first).
-    assert len(report["worker1_sessions"]) >= 1 + 2, where
+    # Worker 1's client recovered by itself: it made a new session after the
+    # kills, and its last one began after the last kill (at or above the
+    # newest checkpoint then). Kills that come while it is still recovering
+    # from the previous one (it waits for the chief to restore the model)
+    # are handled by that same recovery, so there may be fewer new sessions
+    # than kills.
+    sessions = report["worker1_sessions"]
+    assert len(sessions) >= 2, where
+    assert sessions[-1] >= report["kills"][-1]["newest_checkpoint"], where
     assert report["seconds"] < chaos.TIMEOUT, where
