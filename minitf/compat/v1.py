@@ -443,7 +443,9 @@ _TRAIN_LAZY = {
     "Optimizer": "minitf.train.optimizer",
     "SyncReplicasOptimizer": "minitf.train.sync_replicas_optimizer",
     **{_n: "minitf.train.monitored_session" for _n in (
-        "MonitoredTrainingSession", "MonitoredSession", "Scaffold")},
+        "MonitoredTrainingSession", "MonitoredSession", "SingularMonitoredSession", "Scaffold",
+        "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator")},
+    "SessionManager": "minitf.train.session_manager",
     **{_n: "minitf.train.hooks" for _n in (
         "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
         "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook", "SummarySaverHook",

@@ -141,13 +141,24 @@ class CheckpointSaverHook(SessionRunHook):
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step)
 
+    def _due(self, step):
+        """TF's SecondOrStepTimer: due every ``save_steps`` global steps or
+        ``save_secs`` seconds since the last save, never twice at one step."""
+        if self._last_step is None:
+            return True
+        if step == self._last_step:
+            return False
+        if self._secs is not None and time.monotonic() >= self._last_time + self._secs:
+            return True
+        return self._steps is not None and step >= self._last_step + self._steps
+
     def after_run(self, run_context, run_values):
-        step = int(run_values.results) + 1
-        due = (self._steps is not None and self._last_step is not None
-               and step - self._last_step >= self._steps) or \
-            (self._secs is not None and time.monotonic() - self._last_time >= self._secs)
-        if due:
-            self._save(run_context.session, int(run_context.session.run(self._global_step)))
+        # The step fetched with the train op may have been read before its
+        # update: look at the real value only when a save may be due.
+        if self._due(int(run_values.results) + 1):
+            step = int(run_context.session.run(self._global_step))
+            if self._due(step):
+                self._save(run_context.session, step)
 
     def end(self, session):
         step = int(session.run(self._global_step))
