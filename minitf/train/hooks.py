@@ -106,10 +106,12 @@ class StopAtStepHook(SessionRunHook):
 
 class CheckpointSaverHook(SessionRunHook):
     """Save a checkpoint every ``save_steps`` global steps or ``save_secs``
-    seconds, and once more at the end."""
+    seconds, and once more at the end; with ``save_graph_def`` (TF's default)
+    also the graph: ``graph.pbtxt`` and the graph and meta graph in the event
+    file."""
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
-                 checkpoint_basename="model.ckpt"):
+                 checkpoint_basename="model.ckpt", save_graph_def=True):
         if (save_secs is None) == (save_steps is None):
             raise ValueError("exactly one of save_secs and save_steps must be given")
         self._dir = checkpoint_dir
@@ -117,6 +119,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._steps = save_steps
         self._saver = saver
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
+        self._save_graph_def = save_graph_def
 
     def begin(self):
         self._global_step = training_util.get_global_step()
@@ -129,7 +132,7 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session, coord):
         os.makedirs(self._dir, exist_ok=True)
-        if self._writer is not None:
+        if self._writer is not None and self._save_graph_def:
             # As TF: the graph for TensorBoard, and graph.pbtxt beside the checkpoints.
             graph = session.graph
             graph_io.write_graph(graph.as_graph_def(add_shapes=True), self._dir, "graph.pbtxt")

@@ -414,7 +414,7 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
                              save_summaries_secs=None, config=None,
                              stop_grace_period_secs=120, log_step_count_steps=None,
                              max_wait_secs=7200, save_checkpoint_steps=None, summary_dir=None,
-                             **unused):
+                             save_graph_def=True):
     """TF1's factory: a recovering MonitoredSession whose chief restores or
     initializes the model, saves checkpoints and TensorBoard summaries, and
     whose other workers wait for the chief."""
@@ -430,9 +430,11 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None,  # n
             all_hooks.append(CheckpointSaverHook(checkpoint_dir,
                                                  save_secs=save_checkpoint_secs
                                                  if not save_checkpoint_steps else None,
-                                                 save_steps=save_checkpoint_steps))
+                                                 save_steps=save_checkpoint_steps,
+                                                 save_graph_def=save_graph_def))
         elif save_checkpoint_secs is None and save_checkpoint_steps is None:
-            all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=600))
+            all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_secs=600,
+                                                 save_graph_def=save_graph_def))
     # TensorBoard's files, as TF: the speed and the graph's summaries every
     # 100 steps by default, into summary_dir (default: checkpoint_dir).
     summary_dir = summary_dir or checkpoint_dir
