@@ -472,7 +472,6 @@ _TRAIN_LAZY = {
     "ClusterSpec": "minitf.distributed.cluster_spec",
     "Server": "minitf.distributed.server",
     "Supervisor": "minitf.train.supervisor",
-    "SessionManager": "minitf.train.session_manager",
 }
 
 
