@@ -9,7 +9,10 @@
 #           tests/conformance/programs were recorded with TF 2.21), and beside
 #           it ${MINITF_TF_KERAS_SPEC:-tf_keras==2.21.*}: TF 2.21's tf.layers and
 #           tf.nn.rnn_cell exist only with Keras 2, selected by
-#           TF_USE_LEGACY_KERAS=1 (the conformance harness sets it).
+#           TF_USE_LEGACY_KERAS=1 (the conformance harness sets it); and
+#           ${MINITF_TF_LESSON_SPEC:-portpicker ipython matplotlib}: what the lessons need
+#           on real TF (tf.test.create_local_cluster imports portpicker; the
+#           lessons-on-TF test runs their cells in IPython, and they draw with matplotlib).
 # Python:   ${MINITF_TF_BASE_PYTHON:-python3}, which must be one TF supports.
 #
 # Quick when the venv already imports tensorflow; rebuilt when it is broken.
@@ -19,6 +22,7 @@ set -euo pipefail
 venv="${MINITF_TF_VENV:-$HOME/.cache/minitf/tf-venv}"
 spec="${MINITF_TF_SPEC:-tensorflow-cpu==2.21.*}"
 keras_spec="${MINITF_TF_KERAS_SPEC:-tf_keras==2.21.*}"
+read -r -a lesson_spec <<< "${MINITF_TF_LESSON_SPEC:-portpicker ipython matplotlib}"
 base_python="${MINITF_TF_BASE_PYTHON:-python3}"
 py="$venv/bin/python"
 
@@ -50,7 +54,16 @@ has_keras2() {
         "import tf_keras, tensorflow.compat.v1 as tf; tf.layers.dense" >/dev/null 2>&1
 }
 
+has_lesson_extras() {
+    TF_CPP_MIN_LOG_LEVEL=3 "$py" -c "import portpicker, IPython, matplotlib" >/dev/null 2>&1
+}
+
 if works; then
+    if ! has_lesson_extras; then
+        log "adding ${lesson_spec[*]} to $venv"
+        "$py" -m pip install --quiet --disable-pip-version-check "${lesson_spec[@]}" >&2 \
+            || fail "pip could not install '${lesson_spec[*]}' beside TensorFlow"
+    fi
     if ! has_keras2; then
         log "adding $keras_spec to $venv"
         "$py" -m pip install --quiet --disable-pip-version-check "$keras_spec" >&2 \
@@ -76,9 +89,10 @@ created=1
 "$base_python" -m venv "$venv" >&2 || fail "could not create the venv (python3-venv missing?)"
 "$py" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2 \
     || fail "could not upgrade pip in the venv"
-"$py" -m pip install --quiet --disable-pip-version-check "$spec" "$keras_spec" >&2 \
-    || fail "pip could not install '$spec' and '$keras_spec' (no network, or no wheel for this python?)"
+"$py" -m pip install --quiet --disable-pip-version-check "$spec" "$keras_spec" "${lesson_spec[@]}" >&2 \
+    || fail "pip could not install '$spec', '$keras_spec' and '${lesson_spec[*]}' (no network, or no wheel for this python?)"
 works || fail "tensorflow was installed but does not import"
+has_lesson_extras || fail "portpicker, IPython and matplotlib were installed but do not import"
 has_keras2 || fail "tf_keras was installed but tf.layers does not resolve through it"
 
 log "ready: $("$py" -c 'import os; os.environ["TF_CPP_MIN_LOG_LEVEL"]="3"; import tensorflow as tf; print("tensorflow", tf.__version__)' 2>/dev/null)"

@@ -443,7 +443,9 @@ _TRAIN_LAZY = {
     "Optimizer": "minitf.train.optimizer",
     "SyncReplicasOptimizer": "minitf.train.sync_replicas_optimizer",
     **{_n: "minitf.train.monitored_session" for _n in (
-        "MonitoredTrainingSession", "MonitoredSession", "Scaffold")},
+        "MonitoredTrainingSession", "MonitoredSession", "SingularMonitoredSession", "Scaffold",
+        "SessionCreator", "ChiefSessionCreator", "WorkerSessionCreator")},
+    "SessionManager": "minitf.train.session_manager",
     **{_n: "minitf.train.hooks" for _n in (
         "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
         "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook", "SummarySaverHook",
@@ -470,7 +472,6 @@ _TRAIN_LAZY = {
     "ClusterSpec": "minitf.distributed.cluster_spec",
     "Server": "minitf.distributed.server",
     "Supervisor": "minitf.train.supervisor",
-    "SessionManager": "minitf.train.session_manager",
 }
 
 
@@ -517,6 +518,20 @@ def __getattr__(name):
         raise AttributeError("module 'minitf.compat.v1' has no attribute '%s'" % name)
     from minitf.framework.protos import proto   # lazy: the tensorboard package is optional
     return getattr(proto(module), name)
+
+test = _types.ModuleType("minitf.compat.v1.test", "tf.test: helpers for tests and lessons.")
+
+
+def _create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
+                          ps_config=None):
+    # lazy import, as for tf.train.Server (see _TRAIN_LAZY)
+    server = importlib.import_module("minitf.distributed.server")
+    return server.create_local_cluster(num_workers, num_ps, protocol, worker_config, ps_config)
+
+
+_create_local_cluster.__doc__ = "tf.test.create_local_cluster: see minitf.distributed.server."
+_create_local_cluster.__name__ = "create_local_cluster"
+test.create_local_cluster = _create_local_cluster
 
 from minitf import app as _app  # noqa: E402
 

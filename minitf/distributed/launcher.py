@@ -78,6 +78,7 @@ class LocalCluster:
         self.processes = {}
         self.logs = {}
         self._threads = []
+        self._retired = []   # processes of tasks that were restarted
         self._lock = threading.Lock()
         if start:
             self.start()
@@ -111,7 +112,12 @@ class LocalCluster:
         return self
 
     def start_task(self, job, task=0, wait=True):
-        """(Re)start one task's process."""
+        """(Re)start one task's process (``wait``: until it answers)."""
+        old = self.processes.get((job, task))
+        if old is not None and old.poll() is None:
+            raise errors.FailedPreconditionError(
+                None, None, "/job:%s/replica:0/task:%d is still running (pid %d): stop or "
+                "kill it before starting it again" % (job, task, old.pid))
         cmd = [sys.executable, "-u", "-m", "minitf.distributed.server",
                "--cluster", json.dumps(self.spec.as_dict()), "--job", job,
                "--task", str(task), "--cpus", str(self.cpus_per_task)]
@@ -119,6 +125,8 @@ class LocalCluster:
         env.update(self.env)
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+        if old is not None:
+            self._retired.append(old)   # its log pipe is closed by stop()
         self.processes[(job, task)] = proc
         self.logs[(job, task)] = []
         t = threading.Thread(target=self._pump, args=(job, task, proc), daemon=True,
@@ -192,7 +200,7 @@ class LocalCluster:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(5)
-        for p in self.processes.values():
+        for p in list(self.processes.values()) + self._retired:
             if p.stdout is not None:
                 try:
                     p.stdout.close()

@@ -14,8 +14,15 @@ plan*:
 
 Running a step then sends ``RunGraph`` to every task that has a partition, at
 the same time, and collects the fetched tensors. If any task fails, the step
-is aborted on all of them and the first real error goes back to the client,
-naming the task when the task itself is unreachable.
+is aborted on all of them (in the background: the error goes back to the
+client at once, even if a task that must be told is stuck) and the first real
+error goes back to the client, naming the task when the task itself is
+unreachable. If the client hangs up in the middle of a step (it was killed),
+the step is cancelled the same way.
+
+The master remembers the *incarnation* each task reported when the session
+was created and names it in every graph it registers: a task that restarted
+since refuses with AbortedError, the signal to create a new session.
 """
 
 import concurrent.futures
@@ -52,12 +59,14 @@ class ClusterPlan:
         assigned = {op: session.placer.assigned[op] for op in needed}
         self.placement = {op.name: d.name for op, d in assigned.items()}
         self.specs = partition(needed, assigned, self.fetches, fed,
-                               session.config.graph_options.transfer_compression)
+                               session.config.graph_options.transfer_compression,
+                               session.incarnations)
         self.handles = {}
         for task, spec in self.specs.items():
             reply = session.master.call_worker(task, {
                 "op": protocol.REGISTER_GRAPH, "session": session.handle,
-                "nodes": spec.nodes, "config": protocol.config_to_wire(session.config)},
+                "nodes": spec.nodes, "config": protocol.config_to_wire(session.config),
+                "incarnation": session.incarnations.get(task, "")},
                 spec.tensors, deadline=session.deadline())
             self.handles[task] = reply[0]["graph"]
         self.fetch_index = {t.name: i for i, t in enumerate(self.fetches)}
@@ -67,10 +76,11 @@ class ClusterPlan:
 class MasterSession:
     """State of one client session on this master."""
 
-    def __init__(self, master, handle, config, devices):
+    def __init__(self, master, handle, config, devices, incarnations=None):
         self.master = master
         self.handle = handle
         self.config = config
+        self.incarnations = dict(incarnations or {})
         self.graph = Graph()
         self.placer = Placer(devices, master.task_spec,
                              allow_soft_placement=config.allow_soft_placement,
@@ -84,15 +94,25 @@ class MasterSession:
         return time.monotonic() + ms / 1000.0 if ms else None
 
     def extend(self, node_defs, tensors):
+        """Add the client's new nodes, all or none (a failed ExtendSession
+        leaves the graph as it was, so the client's retry is not refused
+        with "Duplicate node name")."""
         with self.lock:
             protocol.import_nodes(self.graph, node_defs, tensors)
 
     def run(self, fetch_names, target_names, feed_names, feed_values, deadline, trace,
-            step_id=None):
+            step_id=None, peer=None):
         plan = self.plans.get((tuple(fetch_names), tuple(target_names), tuple(feed_names)))
         if deadline is None:
             deadline = self.deadline()
         step_id = step_id or random.getrandbits(62)
+        if peer is not None:
+            if peer.gone:
+                raise errors.CancelledError(None, None, "the client (%s) hung up before its "
+                                            "step started" % peer.name)
+            peer.call_on_hangup(lambda: self._abort(
+                step_id, self.tasks_of(plan), errors.CancelledError(
+                    None, None, "the client (%s) hung up during the step" % peer.name)))
         calls = []
         for task, spec in plan.specs.items():
             values = [feed_values[plan.feed_index[name]] for name in spec.feeds]
@@ -181,15 +201,24 @@ class MasterSession:
         return out, stats, plan
 
     def _abort(self, step_id, tasks, exc):
+        """Tell ``tasks`` to abort the step, in the background: the caller's
+        error must not wait for a task that is stuck or gone."""
         message = "Step aborted because another task failed: %s" % (
             exc.message if isinstance(exc, errors.OpError) else exc)
         for task in tasks:
-            try:
-                self.master.call_worker(task, {"op": protocol.ABORT_STEP, "step": step_id,
-                                               "message": message},
-                                        deadline=time.monotonic() + 2.0)
-            except (errors.OpError, OSError):
-                pass  # an unreachable task has nothing left to abort
+            self.master.abort_pool.submit(self._abort_one, task, step_id, message)
+
+    def _abort_one(self, task, step_id, message):
+        try:
+            self.master.call_worker(task, {"op": protocol.ABORT_STEP, "step": step_id,
+                                           "message": message},
+                                    deadline=time.monotonic() + 2.0)
+        except (errors.OpError, OSError):
+            pass  # an unreachable task has nothing left to abort
+
+    @staticmethod
+    def tasks_of(plan):
+        return list(plan.specs)
 
     def tasks(self):
         """The tasks that have a partition of one of this session's plans."""
@@ -203,6 +232,10 @@ class MasterSession:
                                         deadline=time.monotonic() + 2.0)
             except (errors.OpError, OSError):
                 pass
+        # Free the graph's constants now, not whenever the garbage collector
+        # finds the graph's reference cycles (op <-> tensor <-> graph).
+        self.plans.clear()
+        self.graph._release()
 
 
 def _is_secondary(exc):
@@ -221,6 +254,9 @@ class MasterService:
         self._lock = threading.Lock()
         self.pool = concurrent.futures.ThreadPoolExecutor(
             max(4, (os.cpu_count() or 2) * 2), "minitf-master")
+        # AbortStep calls wait up to 2 s for a stuck task: not in self.pool,
+        # where they would hold up the next steps' RunGraph calls.
+        self.abort_pool = concurrent.futures.ThreadPoolExecutor(2, "minitf-abort")
         self.handlers = {
             protocol.CREATE_SESSION: self._create_session,
             protocol.EXTEND_SESSION: self._extend_session,
@@ -237,11 +273,13 @@ class MasterService:
             return self.server.worker.handle(header, list(tensors))
         return self.server.channel(task).call(header, tensors, deadline=deadline)
 
-    def cluster_devices(self, config, deadline):
-        """Ask every task (matching ``device_filters``) for its devices,
-        waiting for tasks that are not up yet."""
+    def cluster_status(self, config, deadline, peer=None):
+        """Ask every task (matching ``device_filters``) for its status,
+        waiting for tasks that are not up yet (until ``deadline``, or until
+        ``peer``, the client that asked, hangs up). Returns
+        ``(devices, {task: incarnation})``."""
         filters = [DeviceSpec.from_string(f) for f in config.device_filters]
-        devices = []
+        devices, incarnations = [], {}
         for task in self.server.cluster_task_names():
             spec = DeviceSpec.from_string(task)
             if filters and not any(f.is_compatible_with(spec) for f in filters) \
@@ -250,20 +288,25 @@ class MasterService:
             if task == self.server.task_name:
                 status = self.server.worker.get_status()
             else:
-                status = self.server.channel(task).wait_until_up(deadline)
+                status = self.server.channel(task).wait_until_up(
+                    deadline, abandoned=peer.hung_up if peer is not None else None)
             devices.extend(protocol.device_from_wire(d) for d in status["devices"])
-        return devices
+            incarnations[task] = status.get("incarnation", "")
+        return devices, incarnations
 
-    def create_session(self, header, tensors):
+    def cluster_devices(self, config, deadline, peer=None):
+        return self.cluster_status(config, deadline, peer)[0]
+
+    def create_session(self, header, tensors, peer=None):
         config = protocol.config_from_wire(header.get("config"))
         check_supported(config, remote=True)
         deadline = deadline_from_ms(header.get("deadline_ms")) or (
             time.monotonic() + config.operation_timeout_in_ms / 1000.0
             if config.operation_timeout_in_ms else None)
-        devices = self.cluster_devices(config, deadline)
+        devices, incarnations = self.cluster_status(config, deadline, peer)
         handle = "%s/session-%d-%x" % (self.server.task_name, next(self._ids),
                                        random.getrandbits(32))
-        session = MasterSession(self, handle, config, devices)
+        session = MasterSession(self, handle, config, devices, incarnations)
         session.extend(header.get("nodes", []), tensors)
         with self._lock:
             self.sessions[handle] = session
@@ -296,22 +339,22 @@ class MasterService:
             raise errors_seen[0]
 
     # -- requests: header and tensors in, reply header and tensors out ------------------------
-    def handle(self, header, tensors):
-        return protocol.dispatch(self.handlers, header, tensors)
+    def handle(self, header, tensors, peer=None):
+        return protocol.dispatch(self.handlers, header, tensors, peer)
 
-    def _create_session(self, header, tensors):
-        return self.create_session(header, tensors), []
+    def _create_session(self, header, tensors, peer):
+        return self.create_session(header, tensors, peer), []
 
-    def _extend_session(self, header, tensors):
+    def _extend_session(self, header, tensors, peer):
         self._session(header["session"]).extend(header["nodes"], tensors)
         return {}, []
 
-    def _run_step(self, header, tensors):
+    def _run_step(self, header, tensors, peer):
         session = self._session(header["session"])
         values, stats, plan = session.run(
             header["fetches"], header["targets"], header["feeds"], tensors,
             deadline_from_ms(header.get("deadline_ms")), header.get("trace", False),
-            header.get("step"))
+            header.get("step"), peer)
         reply = {"stats": stats if header.get("trace") else None}
         if header.get("placement"):
             reply["placement"] = plan.placement
@@ -322,28 +365,29 @@ class MasterService:
                                    for task, spec in plan.specs.items()]
         return reply, values
 
-    def _cancel_step(self, header, tensors):
+    def _cancel_step(self, header, tensors, peer):
         session = self._session(header["session"])
         session._abort(header["step"], session.tasks(), errors.CancelledError(
             None, None, "the client cancelled the step"))
         return {}, []
 
-    def _close_session(self, header, tensors):
+    def _close_session(self, header, tensors, peer):
         with self._lock:
             session = self.sessions.pop(header["session"], None)
         if session is not None:
             session.close()
         return {}, []
 
-    def _reset(self, header, tensors):
+    def _reset(self, header, tensors, peer):
         self.reset(header.get("containers"))
         return {}, []
 
-    def _list_devices(self, header, tensors):
+    def _list_devices(self, header, tensors, peer):
         deadline = deadline_from_ms(header.get("deadline_ms"))
         devices = self.cluster_devices(protocol.config_from_wire(header.get("config")),
-                                       deadline)
+                                       deadline, peer)
         return {"devices": [protocol.device_to_wire(d) for d in devices]}, []
 
     def shutdown(self):
         self.pool.shutdown(wait=False, cancel_futures=True)
+        self.abort_pool.shutdown(wait=False, cancel_futures=True)

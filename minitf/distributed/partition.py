@@ -52,10 +52,16 @@ def _safe(name):
 COMPRESSIONS = ("", "bfloat16", "int8")
 
 
-def partition(ops, assigned, fetches, fed, compression=""):
+def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
     """``ops``: the pruned ops; ``assigned``: op -> Device; ``fetches``: the
     fetched tensors; ``fed``: the set of fed tensors. Returns
     ``{task name: PartitionSpec}``.
+
+    ``incarnations`` (task name -> the incarnation its server reported when
+    the session was created) goes into every ``_Recv`` as
+    ``send_incarnation``, so a receive from a task that was restarted since
+    fails with AbortedError instead of waiting for a step the new process
+    never heard of (TF's ``send_device_incarnation``).
 
     ``compression`` ("bfloat16" or "int8") rewrites every float32 edge that
     crosses tasks: the sender encodes the tensor (a Cast to bfloat16, or an
@@ -65,6 +71,7 @@ def partition(ops, assigned, fetches, fed, compression=""):
     if compression not in COMPRESSIONS:
         raise ValueError("transfer_compression must be one of %s, not %r"
                          % (", ".join(repr(c) for c in COMPRESSIONS), compression))
+    incarnations = incarnations or {}
     specs = {}
 
     def spec_for(task):
@@ -88,7 +95,8 @@ def partition(ops, assigned, fetches, fed, compression=""):
                                   suffix.replace("#", "_"))
         attrs = {"key": key, "send_task": src_device.task_name,
                  "send_device": src_device.name, "recv_device": dst_device.name,
-                 "tensor_name": tensor_name, "T": {"dtype": dtype}}
+                 "tensor_name": tensor_name, "T": {"dtype": dtype},
+                 "send_incarnation": incarnations.get(src_device.task_name, "")}
         attrs.update(extra_attrs or {})
         head.setdefault(task, []).append({
             "name": name, "op": RECV.name, "inputs": [], "control": [], "device": "",

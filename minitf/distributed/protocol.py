@@ -36,9 +36,21 @@ ListState          values -> every resource's summary (and variables' values)
 
 Every request that may wait carries ``deadline_ms``: the milliseconds left
 before the caller gives up (0: no deadline), so the callee can fail first and
-say precisely what it was waiting for.
+say precisely what it was waiting for. Anything else (negative, NaN, a
+string) is refused: a NaN compares false with every time, so it would
+silently mean "wait for ever".
+
+One message is not a request: ``Goodbye`` (no reply) tells a server that the
+peer closes this connection on purpose, not because its process died (see
+``Peer`` in server.py: values left for a vanished master's steps are dropped).
+
+A handler is called as ``handler(header, tensors, peer)``: ``peer`` is the
+server's :class:`~minitf.distributed.server.Peer` for the connection the
+request came on (None when a master calls its own worker in-process), which a
+handler that waits uses to notice that nobody waits for its answer any more.
 """
 
+import math
 import time
 
 import numpy as np
@@ -91,14 +103,16 @@ class Streamed:
     def __init__(self, frames):
         self.frames = frames
 
+GOODBYE = "Goodbye"   # not a request: the peer closes the connection on purpose
 
-def dispatch(handlers, header, tensors):
-    """Answer a request with ``handlers[header["op"]](header, tensors)``."""
+
+def dispatch(handlers, header, tensors, peer=None):
+    """Answer a request with ``handlers[header["op"]](header, tensors, peer)``."""
     name = header.get("op")
     handler = handlers.get(name) if isinstance(name, str) else None
     if handler is None:
         raise errors.UnimplementedError(None, None, "unknown request %r" % (name,))
-    return handler(header, tensors)
+    return handler(header, tensors, peer)
 
 
 # -- deadlines ---------------------------------------------------------------------------------
@@ -110,8 +124,17 @@ def remaining_ms(deadline):
 
 
 def deadline_from_ms(ms):
-    """The absolute deadline a header's ``deadline_ms`` stands for (None: none)."""
-    return None if not ms else time.monotonic() + ms / 1000.0
+    """The absolute deadline a header's ``deadline_ms`` stands for (None: none).
+
+    Raises InvalidArgumentError unless ``ms`` is a finite number >= 0 (or
+    missing)."""
+    if ms is None or ms == 0:
+        return None
+    if type(ms) not in (int, float) or not math.isfinite(ms) or ms < 0:
+        raise errors.InvalidArgumentError(
+            None, None, "deadline_ms must be a finite number of milliseconds >= 0 (0: no "
+            "deadline), got %r" % (ms,))
+    return time.monotonic() + ms / 1000.0
 
 
 # -- a session's config ---------------------------------------------------------------------
@@ -282,43 +305,75 @@ def encode_ops(ops):
 def import_nodes(graph, node_defs, tensors):
     """Add the node defs to ``graph`` (inputs must already be there or come
     earlier in the list). Returns the new ops; ``op._assigned`` holds the
-    device a master chose, when it chose one."""
+    device a master chose, when it chose one.
+
+    All or nothing: if one node is refused (an unknown op type, a missing
+    input, a malformed attr), the nodes added before it are taken out again,
+    so the graph is as it was and sending the same nodes again meets the same
+    error, not "Duplicate node name"."""
     created = []
+    with graph._lock:
+        version, names_in_use = graph._version, dict(graph._names_in_use)
+        try:
+            _import_each(graph, node_defs, tensors, created)
+        except Exception as e:
+            _remove_ops(graph, created)
+            graph._version, graph._names_in_use = version, names_in_use
+            if isinstance(e, errors.OpError):
+                raise
+            raise errors.InvalidArgumentError(
+                None, None, "Cannot import node %d of %d: %s: %s (no node was added)"
+                % (len(created) + 1, len(node_defs), type(e).__name__, e)) from None
+    return created
+
+
+def _remove_ops(graph, ops):
+    """Undo :func:`_raw_op` for ``ops`` (the newest ops of ``graph``)."""
+    for op in reversed(ops):
+        del graph._nodes_by_name[op.name]
+        for t in op._inputs:
+            consumers = graph._consumers.get(t)
+            if consumers and op in consumers:
+                consumers.remove(op)
+                if not consumers:
+                    del graph._consumers[t]
+    del graph._nodes_by_id[len(graph._nodes_by_id) - len(ops):]
+
+
+def _import_each(graph, node_defs, tensors, created):
     by_name = graph._nodes_by_name
     later = {nd["name"] for nd in node_defs}
     forward = []   # (op, input index, name, output index): a while loop's back edge
-    with graph._lock:
-        for nd in node_defs:
-            inputs = []
-            for name, index in nd["inputs"]:
-                producer = by_name.get(name)
-                if producer is None:
-                    if name not in later:
-                        raise ValueError("node %s reads %s:%d, which is not in the graph"
-                                         % (nd["name"], name, index))
-                    forward.append((nd["name"], len(inputs), name, index))
-                    inputs.append(None)       # filled in below
-                    continue
-                inputs.append(producer._outputs[index])
-            control = [by_name[c] for c in nd["control"] if c in by_name]
-            attrs = {k: _decode_attr(v, tensors) for k, v in nd["attrs"].items()}
-            out = nd["out"]
-            op = _raw_op(graph, nd["op"], nd["name"], inputs,
-                         [dtypes.as_dtype(d) for d, _ in out],
-                         [TensorShape(s) for _, s in out], attrs, control, nd["device"],
-                         nd["colocation"])
-            op._assigned = nd.get("assigned") or ""
-            created.append(op)
-        for op, nd in zip(created, node_defs):
-            for c in nd["control"]:
-                if c not in by_name:
-                    raise ValueError("node %s waits for %s, which is not in the graph"
-                                     % (nd["name"], c))
-                if by_name[c] not in op._control_inputs:
-                    op._control_inputs.append(by_name[c])
-        for name, position, producer, index in forward:
-            by_name[name]._update_input(position, by_name[producer]._outputs[index])
-    return created
+    for nd in node_defs:
+        inputs = []
+        for name, index in nd["inputs"]:
+            producer = by_name.get(name)
+            if producer is None:
+                if name not in later:
+                    raise ValueError("node %s reads %s:%d, which is not in the graph"
+                                     % (nd["name"], name, index))
+                forward.append((nd["name"], len(inputs), name, index))
+                inputs.append(None)       # filled in below
+                continue
+            inputs.append(producer._outputs[index])
+        control = [by_name[c] for c in nd["control"] if c in by_name]
+        attrs = {k: _decode_attr(v, tensors) for k, v in nd["attrs"].items()}
+        out = nd["out"]
+        op = _raw_op(graph, nd["op"], nd["name"], inputs,
+                     [dtypes.as_dtype(d) for d, _ in out],
+                     [TensorShape(s) for _, s in out], attrs, control, nd["device"],
+                     nd["colocation"])
+        op._assigned = nd.get("assigned") or ""
+        created.append(op)
+    for op, nd in zip(created, node_defs):
+        for c in nd["control"]:
+            if c not in by_name:
+                raise ValueError("node %s waits for %s, which is not in the graph"
+                                 % (nd["name"], c))
+            if by_name[c] not in op._control_inputs:
+                op._control_inputs.append(by_name[c])
+    for name, position, producer, index in forward:
+        by_name[name]._update_input(position, by_name[producer]._outputs[index])
 
 
 def _raw_op(graph, op_type, name, inputs, out_dtypes, out_shapes, attrs, control, device,

@@ -7,6 +7,15 @@ reads one reply and returns the connection. Concurrent calls therefore use
 separate connections, so a long call (a step, a blocked receive) never holds
 up a short one.
 
+A pooled connection may have died while it sat idle (the task was restarted:
+the old process's end of it is gone). So a connection idle for more than
+:data:`CHECK_IDLE_AFTER` seconds is looked at before it is used (a dead one is
+readable with nothing to read), and a request whose *sending* fails on a
+reused connection -- nothing reached the task -- is sent once more on a fresh
+one. Connections reused at once, as in a training loop, cost nothing extra.
+A connection the channel closes on purpose gets a ``Goodbye`` first, so the
+server can tell it from a peer whose process died.
+
 Failures always name the task and its address:
 
 * nothing listens there, or the connection breaks -> UnavailableError
@@ -20,6 +29,7 @@ when there is no deadline, instead of hanging silently.
 """
 
 import os
+import select
 import sys
 import threading
 import time
@@ -27,8 +37,10 @@ import time
 from minitf.framework import errors
 from minitf.distributed import auth, protocol, wire
 
-WAIT_LOG_EVERY = 5.0  # seconds between "waiting for" lines
+WAIT_LOG_EVERY = 5.0     # seconds between "waiting for" lines
 RETRY_PAUSE = 0.05
+CHECK_IDLE_AFTER = 0.1   # seconds idle after which a pooled connection is checked
+MAX_IDLE = 8             # pooled connections kept per channel
 
 
 class Channel:
@@ -62,33 +74,59 @@ class Channel:
                 None, None, "Deadline exceeded while connecting to %s" % self._where()) from None
         hs_deadline = deadline if deadline is not None else \
             time.monotonic() + auth.DEFAULT_HANDSHAKE_TIMEOUT
-        auth.client_handshake(sock, self._secret_bytes(), hs_deadline)
+        try:
+            auth.client_handshake(sock, self._secret_bytes(), hs_deadline)
+        except errors.DeadlineExceededError:
+            sock.close()
+            raise errors.DeadlineExceededError(
+                None, None, "Deadline exceeded while connecting to %s: it accepted the "
+                "connection but did not answer the handshake (is its process stopped or "
+                "overloaded?)" % self._where()) from None
+        except BaseException:
+            sock.close()
+            raise
         return sock
 
     def _checkout(self, deadline):
-        with self._lock:
-            if self._pid != os.getpid():  # forked: the parent's sockets are not ours
-                self._idle = []
-                self._pid = os.getpid()
-            if self._idle:
-                return self._idle.pop()
-        return self._connect(deadline)
+        """``(socket, reused)``: an idle pooled connection that is still alive,
+        or a new one."""
+        while True:
+            with self._lock:
+                if self._pid != os.getpid():  # forked: the parent's sockets are not ours
+                    self._idle = []
+                    self._pid = os.getpid()
+                if not self._idle:
+                    break
+                sock, idle_since = self._idle.pop()
+            if time.monotonic() - idle_since < CHECK_IDLE_AFTER or _alive(sock):
+                return sock, True
+            sock.close()   # the task restarted or closed it: try the next one
+        return self._connect(deadline), False
 
     def _checkin(self, sock):
         with self._lock:
-            if len(self._idle) < 8 and self._pid == os.getpid():
-                self._idle.append(sock)
+            if len(self._idle) < MAX_IDLE and self._pid == os.getpid():
+                self._idle.append((sock, time.monotonic()))
                 return
-        sock.close()
+        _say_goodbye(sock)
 
     def call(self, header, tensors=(), deadline=None, what=None):
         """Send one request and return ``(reply_header, reply_tensors)``;
         an error reply is raised as the matching ``tf.errors`` class."""
         what = what or "the reply to %s from %s" % (header.get("op"), self._where())
-        sock = self._checkout(deadline)
+        sending = "a %s request to %s" % (header.get("op"), self._where())
+        sock, reused = self._checkout(deadline)
         try:
-            wire.send_frame(sock, header, tensors, deadline=deadline,
-                            what="a %s request to %s" % (header.get("op"), self._where()))
+            try:
+                wire.send_frame(sock, header, tensors, deadline=deadline, what=sending)
+            except (BrokenPipeError, ConnectionResetError):
+                if not reused:
+                    raise
+                # The pooled connection was dead and the task never got the
+                # request: send it once more, on a fresh connection.
+                sock.close()
+                sock = self._connect(deadline)
+                wire.send_frame(sock, header, tensors, deadline=deadline, what=sending)
             reply, out = wire.recv_frame(sock, deadline=deadline, what=what)
         except errors.DeadlineExceededError:
             sock.close()  # the stream is out of step now
@@ -112,11 +150,19 @@ class Channel:
         matching ``tf.errors`` class; the connection goes back to the pool
         only once the stream has ended cleanly."""
         what = what or "the reply to %s from %s" % (header.get("op"), self._where())
-        sock = self._checkout(deadline)
+        sending = "a %s request to %s" % (header.get("op"), self._where())
+        sock, reused = self._checkout(deadline)
         clean = False
         try:
-            wire.send_frame(sock, header, tensors, deadline=deadline,
-                            what="a %s request to %s" % (header.get("op"), self._where()))
+            try:
+                wire.send_frame(sock, header, tensors, deadline=deadline, what=sending)
+            except (BrokenPipeError, ConnectionResetError):
+                if not reused:
+                    raise
+                # As call(): a dead pooled connection never got the request.
+                sock.close()
+                sock = self._connect(deadline)
+                wire.send_frame(sock, header, tensors, deadline=deadline, what=sending)
             while True:
                 try:
                     reply, out = wire.recv_frame(sock, deadline=deadline, what=what)
@@ -141,15 +187,21 @@ class Channel:
             else:
                 sock.close()   # stopped part-way: the stream is out of step now
 
-    def wait_until_up(self, deadline=None, log=None):
+    def wait_until_up(self, deadline=None, log=None, abandoned=None):
         """Block until the task answers a GetStatus call; returns its reply.
 
         With a deadline: UnavailableError naming the task when it passes.
-        Without one: retry forever, logging a line every few seconds.
+        Without one: retry forever, logging a line every few seconds -- or
+        until ``abandoned()`` turns true (whoever wanted the answer hung up:
+        CancelledError).
         """
         log = log or (lambda line: print(line, file=sys.stderr, flush=True))
         last_log = time.monotonic()
         while True:
+            if abandoned is not None and abandoned():
+                raise errors.CancelledError(
+                    None, None, "Stopped waiting for %s: the client that asked hung up"
+                    % self._where())
             try:
                 call_deadline = time.monotonic() + 5.0
                 if deadline is not None:
@@ -170,8 +222,29 @@ class Channel:
     def close(self):
         with self._lock:
             idle, self._idle = self._idle, []
-        for sock in idle:
-            try:
-                sock.close()
-            except OSError:
-                pass
+        for sock, _ in idle:
+            _say_goodbye(sock)
+
+
+def _alive(sock):
+    """Whether an idle connection is still usable. A live idle connection has
+    nothing to read; one whose peer closed or reset it is readable (EOF or
+    an error), and so is one with unexpected bytes (out of step)."""
+    try:
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN | select.POLLPRI)
+        return not poller.poll(0)
+    except (OSError, ValueError):
+        return False
+
+
+def _say_goodbye(sock):
+    """Close a connection on purpose, telling the server so first."""
+    try:
+        wire.send_frame(sock, {"op": protocol.GOODBYE}, deadline=time.monotonic() + 0.5)
+    except (OSError, errors.OpError):
+        pass
+    try:
+        sock.close()
+    except OSError:
+        pass

@@ -10,7 +10,18 @@ network). Each accepted connection gets a thread that
    ``op`` belongs to the master (CreateSession, RunStep, ...) go to the
    :class:`MasterService`, the rest to the :class:`WorkerService`.
 
-A malformed frame closes only its own connection. Servers can run in the
+Whatever goes wrong with a request comes back as an error frame naming the
+problem: a handler's error, a frame that arrived whole but is malformed (a
+shape of 70 dimensions), a reply that cannot be encoded (a queue handle is not
+data). Only a frame that breaks the byte stream itself (bad magic, a length
+over the limit, a frame cut short or stalled for :data:`STALL_TIMEOUT`
+seconds) closes its connection, and only that one.
+
+A request that waits (a step, a receive) is watched by one *hang-up
+watcher* thread per server: if its peer disconnects in the meantime (the
+client was killed, the master died), the wait ends at once -- the step is
+cancelled or aborted -- instead of holding a thread, a socket and the step's
+tensors for ever. Servers can run in the
 process that uses them, in a ``multiprocessing.Process`` (fork or spawn, also
 after the parent ran sessions: nothing inherited from the parent is reused),
 or from the command line::
@@ -22,9 +33,11 @@ or from the command line::
 import argparse
 import json
 import os
+import select
 import socket
 import sys
 import threading
+import time
 
 from minitf.framework import errors, protos
 from minitf.runtime.config import ConfigProto
@@ -45,8 +58,49 @@ def _server_def_class():
         ("protocol", 5, "string", False), ("port", 6, "int32", False)])
 
 
+STALL_TIMEOUT = 30.0   # seconds a started request frame may pause between bytes
+WATCH_EVERY = 0.2      # seconds between the hang-up watcher's looks at busy connections
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
+
+
 def _log(line):
     print(line, file=sys.stderr, flush=True)
+
+
+class Peer:
+    """One accepted connection, as the server's threads see it.
+
+    ``busy_since`` is set while a request is being handled (None when idle);
+    a handler that waits says with :meth:`call_on_hangup` what should happen
+    if the peer disconnects meanwhile (cancel the step...). The watcher sets ``gone``
+    when it sees the peer hang up, and handlers polling in a wait read it.
+    ``open_steps`` are steps this peer (a master) ran here that still have
+    values waiting to be received; if the peer vanishes without saying
+    goodbye they are aborted (worker.py).
+    """
+
+    __slots__ = ("sock", "name", "busy_since", "on_hangup", "gone", "open_steps",
+                 "said_goodbye")
+
+    def __init__(self, sock, name):
+        self.sock = sock
+        self.name = name
+        self.busy_since = None
+        self.on_hangup = None
+        self.gone = False
+        self.open_steps = None
+        self.said_goodbye = False
+
+    def hung_up(self):
+        """True once the peer disconnected (for waits that poll)."""
+        return self.gone
+
+    def call_on_hangup(self, callback):
+        """Have ``callback()`` run if the peer hangs up before the request in
+        hand is answered -- at once, if it already has."""
+        self.on_hangup = callback
+        if self.gone:
+            callback()
 
 
 class Server:
@@ -65,8 +119,10 @@ class Server:
                 raise ValueError("Must specify an explicit `task_index`.")
             task_index = indices[0]
         if protocol not in (None, "grpc"):
-            raise ValueError("minitf servers speak their own protocol; use protocol=None "
-                             "or 'grpc' (got %r)" % (protocol,))
+            raise errors.NotFoundError(
+                None, None, "No server factory registered for protocol %r. The available "
+                "server factories are: [ GRPC_SERVER ] (minitf servers speak their own "
+                "protocol under TF's name 'grpc'; use protocol=None or 'grpc')" % (protocol,))
         if job_name not in cluster.jobs:
             raise errors.InternalError(None, None, 'Job "%s" was not defined in cluster'
                                        % job_name)
@@ -85,7 +141,7 @@ class Server:
         self._listener = None
         self._stopped = threading.Event()
         self._started = False
-        self._conns = set()
+        self._peers = set()
         devices = local_devices(self._config, job_name, 0, self.task_index)
         self.worker = WorkerService(self.task_name, devices, self.channel)
         self.master = MasterService(self)
@@ -126,6 +182,9 @@ class Server:
         self._thread = threading.Thread(target=self._accept_loop, daemon=True,
                                         name="minitf-server %s" % self.task_name)
         self._thread.start()
+        self._watcher = threading.Thread(target=self._watch_hangups, daemon=True,
+                                         name="minitf-hangups %s" % self.task_name)
+        self._watcher.start()
         _RUNNING.add(self)
         _log("minitf server %s listening on %s (target %s)"
              % (self.task_name, self.address, self.target))
@@ -155,7 +214,7 @@ class Server:
             except OSError:
                 pass
         with self._lock:
-            conns = list(self._conns)
+            conns = [p.sock for p in self._peers]
             channels = list(self._channels.values())
         for c in conns:
             try:
@@ -205,19 +264,20 @@ class Server:
     def _accept_loop(self):
         while not self._stopped.is_set():
             try:
-                conn, peer = self._listener.accept()
+                conn, addr = self._listener.accept()
             except OSError:
                 if self._stopped.is_set():
                     return
                 continue
             wire.configure_socket(conn)
+            peer = Peer(conn, wire.peer_name(conn))
             with self._lock:
-                self._conns.add(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True,
-                             name="minitf-conn %s" % (peer,)).start()
+                self._peers.add(peer)
+            threading.Thread(target=self._serve, args=(peer,), daemon=True,
+                             name="minitf-conn %s" % (addr,)).start()
 
-    def _serve(self, conn):
-        peer = wire.peer_name(conn)
+    def _serve(self, peer):
+        conn = peer.sock
         try:
             try:
                 auth.server_handshake(conn, self._secret)
@@ -228,56 +288,155 @@ class Server:
                 return  # connected and hung up without a word: a port probe
             except (errors.OpError, wire.WireError, OSError) as e:
                 _log("minitf server %s: dropped a connection from %s before it "
-                     "authenticated (%s)" % (self.task_name, peer, e))
+                     "authenticated (%s)" % (self.task_name, peer.name, e))
                 return
             while not self._stopped.is_set():
-                try:
-                    header, tensors = wire.recv_frame(conn)
-                except wire.ConnectionClosed:
-                    return
-                except wire.ProtocolError as e:
-                    _log("minitf server %s: closing the connection from %s: %s"
-                         % (self.task_name, peer, e))
-                    return
-                except OSError:
-                    return
-                try:
-                    result = self.dispatch(header, tensors)
-                    if isinstance(result, protocol.Streamed):
-                        for reply, out in result.frames:
-                            wire.send_frame(conn, reply, out)
-                        continue
-                    reply, out = result
-                except OSError:
-                    return
-                except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
-                    if not isinstance(e, errors.OpError):
-                        _log("minitf server %s: %s while handling %s: %s"
-                             % (self.task_name, type(e).__name__, header.get("op"), e))
-                    try:
-                        wire.send_error(conn, e)
-                    except (OSError, errors.OpError, TypeError, ValueError):
-                        return
-                    continue
-                try:
-                    wire.send_frame(conn, reply, out)
-                except OSError:
+                if not self._serve_one(peer):
                     return
         finally:
             with self._lock:
-                self._conns.discard(conn)
+                self._peers.discard(peer)
             try:
                 conn.close()
             except OSError:
                 pass
+            if not peer.said_goodbye and peer.open_steps:
+                self.worker.peer_vanished(peer)
 
-    def dispatch(self, header, tensors):
+    def _serve_one(self, peer):
+        """Read one request and answer it; False when the connection is over."""
+        conn = peer.sock
+        try:
+            header, tensors = wire.recv_frame(conn, stall_timeout=STALL_TIMEOUT)
+        except wire.ConnectionClosed:
+            return False
+        except wire.MalformedFrame as e:
+            # Read whole, so the stream is in step: say what is wrong and go on.
+            return self._reply_error(peer, errors.InvalidArgumentError(
+                None, None, "Malformed request from %s: %s" % (peer.name, e)))
+        except (wire.ProtocolError, errors.DeadlineExceededError) as e:
+            _log("minitf server %s: closing the connection from %s: %s"
+                 % (self.task_name, peer.name, e))
+            return False
+        except MemoryError:
+            # Only the announcement was read: the stream is out of step.
+            _log("minitf server %s: closing the connection from %s: no memory for its "
+                 "request" % (self.task_name, peer.name))
+            return False
+        except OSError:
+            return False
+        op = header.get("op")
+        if op == protocol.GOODBYE:
+            peer.said_goodbye = True
+            return False
+        peer.busy_since = time.monotonic()
+        try:
+            result = self.dispatch(header, tensors, peer)
+            if isinstance(result, protocol.Streamed):
+                # Frames are made as their tensors become ready; an error
+                # while making one goes back as the stream's last frame.
+                for reply, out in result.frames:
+                    try:
+                        wire.send_frame(conn, reply, out)
+                    except OSError:
+                        return False
+                return True
+            reply, out = result
+        except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
+            if not isinstance(e, errors.OpError):
+                _log("minitf server %s: %s while handling %s: %s"
+                     % (self.task_name, type(e).__name__, op, e))
+            return self._reply_error(peer, e)
+        finally:
+            peer.busy_since = None
+            peer.on_hangup = None
+        try:
+            wire.send_frame(conn, reply, out)
+        except wire.UnsendableTensor as e:
+            # Raised before a byte was sent: the client can still be told.
+            return self._reply_error(peer, errors.InvalidArgumentError(
+                None, None, "Cannot send the reply to %s: %s" % (op, _name_tensor(header, e))))
+        except (TypeError, ValueError) as e:
+            return self._reply_error(peer, errors.InternalError(
+                None, None, "Cannot encode the reply to %s: %s" % (op, e)))
+        except OSError:
+            return False
+        return True
+
+    def _reply_error(self, peer, exc):
+        try:
+            wire.send_error(peer.sock, exc)
+        except (OSError, errors.OpError, TypeError, ValueError):
+            return False
+        return True
+
+    # -- the hang-up watcher ---------------------------------------------------------------
+    def _watch_hangups(self):
+        """Every WATCH_EVERY seconds, look at the connections that are busy
+        with a request: a peer that has hung up makes its socket readable
+        with nothing to read (EOF) or a reset. Idle connections are not
+        looked at (their own thread sees the EOF), and nothing here touches a
+        request that finishes quickly."""
+        while not self._stopped.wait(WATCH_EVERY):
+            now = time.monotonic()
+            with self._lock:
+                busy = [p for p in self._peers if p.busy_since is not None
+                        and now - p.busy_since >= WATCH_EVERY and not p.gone]
+            if busy:
+                for peer in _hung_up(busy):
+                    peer.gone = True
+                    callback = peer.on_hangup
+                    if callback is not None:
+                        try:
+                            callback()
+                        except Exception as e:  # noqa: BLE001 - keep watching the others
+                            _log("minitf server %s: cleaning up after %s hung up: %s"
+                                 % (self.task_name, peer.name, e))
+
+    def dispatch(self, header, tensors, peer=None):
         op = header.get("op")
         if not isinstance(op, str):
             raise errors.InvalidArgumentError(None, None, "request without an 'op'")
         if op in protocol.MASTER_REQUESTS:
-            return self.master.handle(header, tensors)
-        return self.worker.handle(header, tensors)
+            return self.master.handle(header, tensors, peer)
+        return self.worker.handle(header, tensors, peer)
+
+
+def _name_tensor(request, exc):
+    """Say which fetched tensor could not be sent, when the request named them."""
+    names = request.get("fetches")
+    if isinstance(names, list) and 0 <= exc.index < len(names):
+        return "%s: %s" % (names[exc.index], str(exc).split(": ", 1)[-1])
+    return str(exc)
+
+
+def _hung_up(peers):
+    """The peers among ``peers`` whose connection has ended."""
+    poller = select.poll()
+    by_fd = {}
+    for peer in peers:
+        try:
+            fd = peer.sock.fileno()
+        except OSError:
+            continue
+        if fd < 0:
+            continue
+        by_fd[fd] = peer
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+    gone = []
+    for fd, events in poller.poll(0):
+        peer = by_fd[fd]
+        if events & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+            gone.append(peer)
+            continue
+        try:
+            if peer.sock.recv(1, socket.MSG_PEEK | _DONTWAIT) == b"":
+                gone.append(peer)   # EOF: the peer closed its end
+        except BlockingIOError:
+            pass
+        except OSError:             # a reset
+            gone.append(peer)
+    return gone
 
 
 _RUNNING = set()
@@ -317,6 +476,31 @@ def _free_port(host="127.0.0.1"):
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
+                         ps_config=None):
+    """``tf.test.create_local_cluster``: ``num_workers`` worker and ``num_ps``
+    ps servers, all started in this process on free loopback ports, as TF does.
+
+    Returns ``(worker_servers, ps_servers)``; ``tf.Session(worker_servers[0].target)``
+    runs a graph on the whole cluster. The same call works on real TF (it needs
+    the ``portpicker`` package there), which is why lessons start their
+    in-process clusters with it. Servers in one process share its cores and
+    die with it; ``minitf.distributed.LocalCluster`` starts each task as its own
+    process instead.
+    """
+    if int(num_workers) < 0 or int(num_ps) < 0:
+        raise ValueError("create_local_cluster needs num_workers >= 0 and num_ps >= 0 "
+                         "(got %r and %r)" % (num_workers, num_ps))
+    cluster = ClusterSpec({
+        "worker": ["localhost:%d" % _free_port() for _ in range(int(num_workers))],
+        "ps": ["localhost:%d" % _free_port() for _ in range(int(num_ps))]})
+    workers = [Server(cluster, job_name="worker", task_index=i, protocol=protocol,
+                      config=worker_config, start=True) for i in range(int(num_workers))]
+    ps_servers = [Server(cluster, job_name="ps", task_index=i, protocol=protocol,
+                         config=ps_config, start=True) for i in range(int(num_ps))]
+    return workers, ps_servers
 
 
 def _after_fork_in_child():

@@ -48,12 +48,23 @@ deadline (``None``: wait forever). A peer that stops talking costs a
 :class:`~minitf.framework.errors.DeadlineExceededError` that says what was
 awaited, never a hang. These functions own the socket's timeout setting.
 
+Memory: a frame announces its size before its bytes. The receiver does not
+trust the announcement: it reserves room for at most :data:`RESERVE_AHEAD`
+bytes more than have arrived, growing one buffer as bytes come (a memory
+map resized with ``mremap``, which moves pages instead of copying them), so a
+peer that announces 8 GiB and sends nothing holds 16 MiB, not 8 GiB. A server also gives a
+frame that has started a *stall timeout*: no byte for that long in the middle
+of a frame is an error, so a half-sent frame cannot hold a thread for ever.
+
 After a :class:`ProtocolError` or a deadline error in the middle of a frame the
-byte stream is out of step: close the connection. Errors of the *remote* side
-travel as ordinary frames, see :func:`error_header` / :func:`raise_if_error`.
+byte stream is out of step: close the connection. A :class:`MalformedFrame`
+(read whole, but its header or tensor metas are invalid) leaves the stream in
+step: answer it with an error frame. Errors of the *remote* side travel as
+ordinary frames, see :func:`error_header` / :func:`raise_if_error`.
 """
 
 import math
+import mmap
 import os
 import socket
 import struct
@@ -67,7 +78,8 @@ from minitf.framework import errors
 
 __all__ = [
     "MAGIC", "VERSION", "PREFIX", "MAX_HEADER", "DEFAULT_MAX_PAYLOAD", "ALIGN",
-    "WireError", "ProtocolError", "ConnectionClosed",
+    "RESERVE_AHEAD", "MAX_DIMS",
+    "WireError", "ProtocolError", "MalformedFrame", "ConnectionClosed", "UnsendableTensor",
     "encode_tensor", "encode_tensor_meta", "decode_tensors",
     "send_frame", "recv_frame", "send_error", "error_header", "raise_if_error",
     "parse_address", "connect", "configure_socket", "peer_name",
@@ -79,6 +91,8 @@ PREFIX = struct.Struct("!4sB3xIQ")  # magic, version, pad, header len, payload l
 MAX_HEADER = 1 << 20                # 1 MiB: headers are metadata, not data
 DEFAULT_MAX_PAYLOAD = 8 << 30       # 8 GiB
 ALIGN = 8                           # every tensor starts at a multiple of this
+RESERVE_AHEAD = 16 << 20            # bytes reserved beyond what has arrived
+MAX_DIMS = 64                       # numpy's limit on an array's rank
 
 # The dtypes that may cross the wire, by the name used in a meta.
 _WIRE_DTYPES = {name: dtypes.as_dtype(name) for name in (
@@ -88,6 +102,7 @@ _WIRE_DTYPES = {name: dtypes.as_dtype(name) for name in (
 _STRING = dtypes.as_dtype("string")
 _LENGTHS = np.dtype("<u8")
 _ZEROS = bytes(ALIGN)
+_DONTWAIT = getattr(socket, "MSG_DONTWAIT", 0)
 try:
     _IOV_MAX = max(16, min(os.sysconf("SC_IOV_MAX"), 1024))
 except (AttributeError, ValueError, OSError):
@@ -103,6 +118,24 @@ class ProtocolError(WireError):
     version, a length over the limit, a frame cut short, a header that is not
     a msgpack map, tensor metas that do not match the payload...). The
     connection is unusable afterwards: close it."""
+
+
+class MalformedFrame(ProtocolError):
+    """The frame arrived whole, but what it says is invalid: an undecodable
+    header, tensor metas that do not describe the payload, a shape numpy
+    cannot hold. Every byte of the frame was consumed, so the stream is still
+    in step: a server answers with an error frame and keeps the connection."""
+
+
+class UnsendableTensor(TypeError):
+    """A value handed to :func:`send_frame` cannot travel (a dtype minitf lacks,
+    a Python object that is not data, such as a queue handle). Raised before
+    any byte is sent, so the connection is still usable. ``index`` is the
+    position of the value in the ``tensors`` argument."""
+
+    def __init__(self, index, message):
+        super().__init__(message)
+        self.index = index
 
 
 class ConnectionClosed(WireError, ConnectionError):
@@ -125,7 +158,9 @@ def _string_item(x):
         return x.encode("utf-8")
     if isinstance(x, (bytearray, memoryview)):
         return bytes(x)
-    raise TypeError("A string tensor may hold only bytes or str elements, got %r"
+    raise TypeError("it holds a %s, which is not data: only numbers and strings travel "
+                    "between processes (a queue, reader or variable handle lives in its "
+                    "server; run the ops that use it there instead of fetching it)"
                     % type(x).__name__)
 
 
@@ -164,24 +199,31 @@ def _bad(msg, *args):
     return ProtocolError(msg % args if args else msg)
 
 
+def _malformed(msg, *args):
+    return MalformedFrame(msg % args if args else msg)
+
+
 def _check_meta(i, meta):
     if not isinstance(meta, dict):
-        raise _bad("tensor meta %d is %r, not a map", i, type(meta).__name__)
+        raise _malformed("tensor meta %d is %r, not a map", i, type(meta).__name__)
     name, shape, nbytes = meta.get("dtype"), meta.get("shape"), meta.get("nbytes")
     if not isinstance(name, str) or name not in _WIRE_DTYPES:
-        raise _bad("tensor %d has unknown dtype %r", i, name)
+        raise _malformed("tensor %d has unknown dtype %r", i, name)
     if not isinstance(shape, list) or not all(
             type(d) is int and d >= 0 for d in shape):
-        raise _bad("tensor %d has a bad shape %r", i, shape)
+        raise _malformed("tensor %d has a bad shape %r", i, shape)
+    if len(shape) > MAX_DIMS:
+        raise _malformed("tensor %d has %d dimensions; minitf tensors (numpy arrays) have at "
+                         "most %d", i, len(shape), MAX_DIMS)
     if type(nbytes) is not int or nbytes < 0:
-        raise _bad("tensor %d has a bad nbytes %r", i, nbytes)
+        raise _malformed("tensor %d has a bad nbytes %r", i, nbytes)
     dt = _WIRE_DTYPES[name]
     count = math.prod(shape)
     if dt == _STRING:
         if nbytes < 8 * count:
-            raise _bad("string tensor %d: %d bytes cannot hold %d lengths", i, nbytes, count)
+            raise _malformed("string tensor %d: %d bytes cannot hold %d lengths", i, nbytes, count)
     elif nbytes != count * dt.np_dtype.itemsize:
-        raise _bad("tensor %d: shape %r of %s needs %d bytes, meta says %d",
+        raise _malformed("tensor %d: shape %r of %s needs %d bytes, meta says %d",
                    i, shape, name, count * dt.np_dtype.itemsize, nbytes)
     return dt, shape, nbytes, count
 
@@ -202,7 +244,7 @@ def decode_tensors(metas, payload):
     else:
         buf = np.frombuffer(payload, dtype=np.uint8)
     if not isinstance(metas, list):
-        raise _bad("'tensors' must be a list of metas, got %r", type(metas).__name__)
+        raise _malformed("'tensors' must be a list of metas, got %r", type(metas).__name__)
     size = buf.shape[0]
     out = []
     off = 0
@@ -211,7 +253,7 @@ def decode_tensors(metas, payload):
         if nbytes:
             off = _align(off)
         if off + nbytes > size:
-            raise _bad("tensor %d needs bytes %d..%d but the payload has only %d",
+            raise _malformed("tensor %d needs bytes %d..%d but the payload has only %d",
                        i, off, off + nbytes, size)
         seg = buf[off:off + nbytes]
         off += nbytes
@@ -221,9 +263,13 @@ def decode_tensors(metas, payload):
             np_dt = dt.np_dtype
             if np_dt.byteorder not in "|":
                 np_dt = np_dt.newbyteorder("<")
-            out.append(seg.view(np_dt).reshape(shape))
+            try:
+                out.append(seg.view(np_dt).reshape(shape))
+            except ValueError as e:  # e.g. a shape whose product overflows
+                raise _malformed("tensor %d: cannot view its bytes as shape %r (%s)",
+                                 i, shape, e) from None
     if off != size:
-        raise _bad("the payload has %d bytes but the tensor metas describe %d",
+        raise _malformed("the payload has %d bytes but the tensor metas describe %d",
                    size, off)
     return out
 
@@ -232,7 +278,7 @@ def _decode_strings(i, seg, shape, count):
     lengths = seg[:8 * count].view(_LENGTHS).tolist()
     data = seg[8 * count:]
     if sum(lengths) != data.shape[0]:  # Python ints: no overflow
-        raise _bad("string tensor %d: element lengths do not add up to its %d data bytes",
+        raise _malformed("string tensor %d: element lengths do not add up to its %d data bytes",
                    i, data.shape[0])
     blob = data.tobytes()
     result = np.empty(count, dtype=object)
@@ -279,24 +325,114 @@ def _deadline_error(sock, deadline, doing):
         None, None, "Deadline exceeded %s (peer %s)" % (doing(), peer_name(sock)))
 
 
-def _recv_exact(sock, view, deadline, what, part, frame_start):
-    """Fill ``view`` from the socket."""
+def _recv_exact(sock, view, deadline, what, part, frame_start, stall_timeout=None,
+                before=0, part_size=None):
+    """Fill ``view`` from the socket.
+
+    With a ``deadline`` every recv waits at most until then. Without one the
+    first byte of a frame (``frame_start``) may take as long as it takes (an
+    idle pooled connection is idle), but with ``stall_timeout`` every later
+    byte must follow within that many seconds. ``before`` bytes of the
+    ``part_size``-byte part were read already (for the messages).
+    """
     got = 0
     need = len(view)
+    if part_size is None:
+        part_size = need
+
+    def doing():
+        return "waiting for %s: got %d of %d bytes of its %s" % (
+            what, before + got, part_size, part)
+
     while got < need:
-        _set_timeout(sock, deadline, lambda: "waiting for %s: got %d of %d bytes of its %s"
-                     % (what, got, need, part))
         try:
-            n = sock.recv_into(view[got:])
+            if deadline is not None:
+                _set_timeout(sock, deadline, doing)
+                n = sock.recv_into(view[got:])
+            elif stall_timeout is None or (frame_start and got == 0):
+                n = sock.recv_into(view[got:])
+            else:
+                n = _recv_within(sock, view[got:], stall_timeout, doing)
         except socket.timeout:
-            raise _deadline_error(sock, deadline, lambda: "waiting for %s: got %d of %d "
-                                  "bytes of its %s" % (what, got, need, part)) from None
+            raise _deadline_error(sock, deadline, doing) from None
         if n == 0:
             if frame_start and got == 0:
                 raise ConnectionClosed("%s closed the connection" % peer_name(sock))
             raise _bad("connection closed mid-frame while reading %s: got %d of %d "
-                       "bytes of its %s", what, got, need, part)
+                       "bytes of its %s", what, before + got, part_size, part)
         got += n
+
+
+def _recv_within(sock, view, seconds, doing):
+    """One ``recv_into`` that waits at most ``seconds`` for a byte. On a
+    blocking socket it first asks without waiting (the bytes are usually
+    there already), so a frame that arrives whole costs no timeout syscalls."""
+    if sock.gettimeout() is None and _DONTWAIT:
+        try:
+            return sock.recv_into(view, 0, _DONTWAIT)
+        except BlockingIOError:
+            pass
+    if sock.gettimeout() != seconds:
+        sock.settimeout(seconds)
+    try:
+        return sock.recv_into(view)
+    except socket.timeout:
+        raise errors.DeadlineExceededError(
+            None, None, "The peer %s sent nothing for %g s in the middle of a frame (%s); "
+            "a frame that has started must keep arriving" % (peer_name(sock), seconds, doing())
+        ) from None
+
+
+def _recv_body(sock, pad, size, deadline, what, stall_timeout):
+    """The frame's header and payload (``size`` bytes) read into one buffer
+    with ``pad`` spare bytes in front.
+
+    A body up to :data:`RESERVE_AHEAD` bytes is read into one ``np.empty``
+    buffer. A larger one goes into an anonymous memory map that holds at
+    most RESERVE_AHEAD bytes (or as many as arrived, if more) beyond what has
+    arrived, and grows as bytes come: ``mmap.resize`` (``mremap``) moves the
+    pages instead of copying them, so the tensors still end up as views of
+    one buffer, without trusting the announced size up front."""
+    total = pad + size
+    if total <= RESERVE_AHEAD:
+        body = np.empty(total, dtype=np.uint8)  # np.empty: no zero-fill
+        view = memoryview(body)[pad:]
+        _recv_exact(sock, view, deadline, what, "body", False, stall_timeout)
+        return body
+    reserved = pad + RESERVE_AHEAD
+    buf = _map(reserved)
+    got = pad
+    while True:
+        view = memoryview(buf)[got:reserved]
+        try:
+            _recv_exact(sock, view, deadline, what, "body", False, stall_timeout,
+                        before=got - pad, part_size=size)
+        finally:
+            view.release()  # resize() needs no views of the buffer alive
+        got = reserved
+        if got == total:
+            return np.frombuffer(buf, dtype=np.uint8)
+        reserved = min(total, got + max(got - pad, RESERVE_AHEAD))
+        buf.resize(reserved)
+        _huge_pages(buf)
+
+
+def _map(size):
+    """Anonymous memory, private (so that it can grow), in huge pages where
+    the system has them: as numpy does for large arrays, since faulting in
+    4 KiB pages one by one would cost more than the copy that was saved."""
+    buf = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    _huge_pages(buf)
+    return buf
+
+
+def _huge_pages(buf):
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if advice is not None:
+        try:
+            buf.madvise(advice)
+        except OSError:
+            pass
 
 
 def _send_views(sock, views, deadline, what):
@@ -337,8 +473,11 @@ def send_frame(sock, header, tensors=(), deadline=None, what="a frame"):
     accepts). Blocks until the kernel took every byte or ``deadline``
     (absolute ``time.monotonic()``) passes: then DeadlineExceededError.
 
-    Raises TypeError if the header holds something msgpack cannot encode or a
-    tensor has a dtype minitf lacks, ValueError if the header is too large.
+    Everything is encoded before the first byte is sent, so the errors below
+    leave the connection usable (a server answers them with an error frame):
+    :class:`UnsendableTensor` (a TypeError) if a tensor cannot travel (a dtype
+    minitf lacks, an object that is not data), TypeError if the header holds
+    something msgpack cannot encode, ValueError if the header is too large.
     """
     if not isinstance(header, dict):
         raise TypeError("a frame header must be a dict, got %r" % type(header).__name__)
@@ -348,8 +487,12 @@ def send_frame(sock, header, tensors=(), deadline=None, what="a frame"):
     views = [None]  # slot 0: prefix + header, filled below
     metas = []
     offset = 0
-    for t in tensors:
-        meta, bufs = encode_tensor(t)
+    for i, t in enumerate(tensors):
+        try:
+            meta, bufs = encode_tensor(t)
+        except (TypeError, ValueError) as e:
+            raise UnsendableTensor(i, "tensor %d (%s) cannot be sent: %s"
+                                   % (i, type(t).__name__, e)) from None
         pad = _align(offset) - offset
         if pad and meta["nbytes"]:
             views.append(memoryview(_ZEROS)[:pad])
@@ -376,25 +519,31 @@ def send_frame(sock, header, tensors=(), deadline=None, what="a frame"):
 
 
 def recv_frame(sock, max_header=MAX_HEADER, max_payload=DEFAULT_MAX_PAYLOAD,
-               deadline=None, what="a frame"):
+               deadline=None, what="a frame", stall_timeout=None):
     """Receive one frame; returns ``(header, tensors)``.
 
     ``header`` is the sender's dict (without ``"tensors"``); ``tensors`` is a
     list of numpy arrays, writable views of one fresh buffer holding the
     frame. ``what`` names the awaited message in deadline errors
-    (``"the reply to RunStep"``).
+    (``"the reply to RunStep"``). Without a ``deadline``, ``stall_timeout``
+    (seconds) bounds the wait for each byte after the frame's first (a
+    server's protection against half-sent frames).
 
     Raises:
       ConnectionClosed: the peer closed the connection before the first byte
         of a frame.
-      ProtocolError: anything malformed, or a frame cut short by EOF.
-      DeadlineExceededError: ``deadline`` passed first.
+      MalformedFrame: the frame arrived whole but its header or tensor metas
+        are invalid (the stream is still in step).
+      ProtocolError: anything else malformed, or a frame cut short by EOF
+        (the stream is out of step: close the connection).
+      DeadlineExceededError: ``deadline`` passed first, or a frame stalled
+        for ``stall_timeout``.
       OSError: what the socket raised (e.g. ConnectionResetError).
     """
     if deadline is None:
         _blocking(sock)
     prefix = bytearray(PREFIX.size)
-    _recv_exact(sock, memoryview(prefix), deadline, what, "prefix", True)
+    _recv_exact(sock, memoryview(prefix), deadline, what, "prefix", True, stall_timeout)
     magic, version, hlen, plen = PREFIX.unpack(prefix)
     if magic != MAGIC:
         raise _bad("bad magic %r from %s: the peer does not speak the minitf wire "
@@ -407,18 +556,16 @@ def recv_frame(sock, max_header=MAX_HEADER, max_payload=DEFAULT_MAX_PAYLOAD,
     if plen > max_payload:
         raise _bad("frame payload of %d bytes is over the %d-byte limit", plen, max_payload)
     # One buffer for header + payload, with `pad` spare bytes in front so that
-    # the payload starts ALIGN-aligned. np.empty skips bytearray's zero-fill.
+    # the payload starts ALIGN-aligned.
     pad = (-hlen) % ALIGN
-    body = np.empty(pad + hlen + plen, dtype=np.uint8)
-    view = memoryview(body)[pad:]
-    _recv_exact(sock, view, deadline, what, "body", False)
+    body = _recv_body(sock, pad, hlen + plen, deadline, what, stall_timeout)
     try:
-        header = msgpack.unpackb(view[:hlen], raw=False, strict_map_key=False,
-                                 use_list=True, ext_hook=_no_ext)
+        header = msgpack.unpackb(memoryview(body)[pad:pad + hlen], raw=False,
+                                 strict_map_key=False, use_list=True, ext_hook=_no_ext)
     except Exception as e:  # msgpack raises many types for bad input
-        raise _bad("undecodable frame header (%s: %s)", type(e).__name__, e) from None
+        raise _malformed("undecodable frame header (%s: %s)", type(e).__name__, e) from None
     if not isinstance(header, dict):
-        raise _bad("frame header is a %s, not a map", type(header).__name__)
+        raise _malformed("frame header is a %s, not a map", type(header).__name__)
     metas = header.pop("tensors", None)
     if metas is None and plen == 0:
         return header, []

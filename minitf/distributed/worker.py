@@ -12,6 +12,21 @@ tensors directly; the client and the master never see them.
 
 State that outlives steps and sessions (variables, queues) lives in one
 :class:`ResourceManager` per device of this server.
+
+Faults, and what ends each wait here:
+
+* Every server process has an *incarnation* (a random number). A master
+  records each task's incarnation when it creates a session and names it in
+  every ``RegisterGraph`` and every ``_Recv`` (``send_incarnation``): a task
+  that was restarted since answers AbortedError -- "I am a new process, your
+  graphs and my old state are gone" -- which is what tells a
+  MonitoredTrainingSession to create a new session.
+* A step's values left in the rendezvous are dropped when the step is aborted:
+  by the master (``AbortStep``, when another task failed), by this worker when
+  its own part of the step fails, and when the master that ran the step here
+  hangs up -- mid-step, or later without saying goodbye (its process died).
+* A ``RecvTensor`` waits until the value comes, the step is aborted, its
+  deadline passes, or the peer that asked hangs up.
 """
 
 import itertools
@@ -42,11 +57,13 @@ class RemoteRendezvous(Rendezvous):
         super().__init__()
         self._worker = worker
 
-    def receive(self, step, send_task, key, tensor_name):
+    def receive(self, step, send_task, key, tensor_name, send_incarnation=None):
         if send_task == self._worker.task_name:
             return super().receive(step, send_task, key, tensor_name)
         header = {"op": protocol.RECV_TENSOR, "step": step.step_id, "key": key,
                   "deadline_ms": protocol.remaining_ms(step.deadline)}
+        if send_incarnation:
+            header["incarnation"] = send_incarnation
         reply, tensors = self._worker.channel(send_task).call(
             header, deadline=step.deadline, what="tensor %s from %s" % (tensor_name, send_task))
         return DEAD if reply.get("dead") else tensors[0]
@@ -70,10 +87,10 @@ class _StepRendezvous:
     def send(self, step_id, key, value):
         self._base.send(step_id, key, value)
 
-    def receive(self, step, send_task, key, tensor_name):
-        if key in self._local:
+    def receive(self, step, send_task, key, tensor_name, send_incarnation=None):
+        if key in self._local:   # the stream checked the sender's incarnation
             return Rendezvous.receive(self._base, step, send_task, key, tensor_name)
-        return self._base.receive(step, send_task, key, tensor_name)
+        return self._base.receive(step, send_task, key, tensor_name, send_incarnation)
 
 
 class _FixedPlacer:
@@ -126,20 +143,25 @@ class _Partition:
         their iteration in the key and are pulled one by one)."""
         found = self.streams.get(key)
         if found is None:
-            by_task = {}
+            by_task, incarnations = {}, {}
             if plan.frames is None:
                 for s in plan.nodes:
                     op = s.op
                     if op.type == RECV.name and op._attrs["send_task"] != task_name:
-                        by_task.setdefault(op._attrs["send_task"], []).append(
-                            op._attrs["key"])
+                        send_task = op._attrs["send_task"]
+                        by_task.setdefault(send_task, []).append(op._attrs["key"])
+                        if op._attrs.get("send_incarnation"):
+                            incarnations[send_task] = op._attrs["send_incarnation"]
             found = self.streams[key] = (by_task, frozenset(
-                k for keys in by_task.values() for k in keys))
+                k for keys in by_task.values() for k in keys), incarnations)
         return found
 
     def close(self):
         if self.owns_pools:
             self.pools.shutdown()
+        # Free the partition's constants now (see Graph._release).
+        self.plans.clear()
+        self.graph._release()
 
 
 class WorkerService:
@@ -182,11 +204,24 @@ class WorkerService:
             return self._session_state.setdefault(session, {})
 
     # -- the services ---------------------------------------------------------------------
+    @property
+    def incarnation(self):
+        return self._incarnation
+
     def get_status(self):
-        return {"task": self.task_name,
+        return {"task": self.task_name, "incarnation": self._incarnation,
                 "devices": [protocol.device_to_wire(d) for d in self.device_list]}
 
-    def register_graph(self, session, node_defs, tensors, config):
+    def _check_incarnation(self, expected, what):
+        if expected and expected != self._incarnation:
+            raise errors.AbortedError(
+                None, None, "%s was restarted since the session was created: it is a new "
+                "process (incarnation %s, the session knew %s), so %s. Create a new "
+                "session." % (self.task_name, self._incarnation, expected, what))
+
+    def register_graph(self, session, node_defs, tensors, config, incarnation=None):
+        self._check_incarnation(incarnation, "the state the session's graphs used here "
+                                "(variables, queues) is gone")
         graph = Graph()
         protocol.import_nodes(graph, node_defs, tensors)
         handle = "%s/graph-%s-%d" % (self.task_name, self._incarnation, next(self._ids))
@@ -210,7 +245,7 @@ class WorkerService:
             partition.close()
 
     def run_graph(self, handle, step_id, feed_names, feed_values, fetch_names, deadline,
-                  trace_on):
+                  trace_on, peer=None):
         part = self._partitions.get(handle)
         if part is None:
             raise errors.AbortedError(None, None, "Graph handle %s is not registered on %s "
@@ -218,41 +253,53 @@ class WorkerService:
                                       % (handle, self.task_name))
         key = (tuple(feed_names), tuple(fetch_names))
         plan = part.plans.get(key)
-        streams, streamed = part.streams_for(key, plan, self.task_name)
+        streams, streamed, incarnations = part.streams_for(key, plan, self.task_name)
         trace = Trace() if trace_on else None
         step = StepState(deadline, step_id, _StepRendezvous(self.rendezvous, streamed)
                          if streamed else self.rendezvous, trace)
         with self._lock:
             self._steps.setdefault(step_id, []).append(step)
+        aborted = self.rendezvous.abort_error(step_id)   # an AbortStep came first
+        if aborted is not None:
+            self._forget_step(step_id, step)
+            raise aborted
+        if peer is not None:
+            # The master hangs up mid-step (its process died): nobody will
+            # collect this step, so stop it and drop what it left.
+            peer.call_on_hangup(lambda: self.abort_step(
+                step_id, "Step aborted: the master that ran it (%s) hung up" % peer.name))
         try:
             if streams:
                 blocking_pool = part.pools.get()[1]
                 for send_task, keys in streams.items():
-                    blocking_pool.submit(self.prefetch, step, send_task, keys)
+                    blocking_pool.submit(self.prefetch, step, send_task, keys,
+                                         incarnations.get(send_task))
             values = plan.run(feed_values, step)
         except errors.OpError as e:
-            if streams:   # a stream still running drops what it brings from now on
-                self.rendezvous.abort(step_id, e)
+            # The whole step has failed: drop what this part sent, now, rather
+            # than wait for the master's AbortStep (which a dead master never sends).
+            self.rendezvous.abort(step_id, errors.AbortedError(
+                None, None, "Step aborted because its part on %s failed: %s"
+                % (self.task_name, e.message.splitlines()[0] if e.message else e)))
             raise
         finally:
-            with self._lock:
-                steps = self._steps.get(step_id, [])
-                if step in steps:
-                    steps.remove(step)
-                if not steps:
-                    self._steps.pop(step_id, None)
+            self._forget_step(step_id, step)
+        if peer is not None and self.rendezvous.has_values(step_id):
+            _remember_open_step(peer, step_id, self.rendezvous)
         stats = None
         if trace is not None:
             stats = protocol.stats_to_wire(trace.device_stats(), trace.transfers)
         return values, stats
 
-    def prefetch(self, step, send_task, keys):
+    def prefetch(self, step, send_task, keys, incarnation=None):
         """Pull ``keys`` of ``step`` from ``send_task`` as one ``RecvTensors``
         stream and leave each tensor in this worker's rendezvous as it comes,
         for the ``_Recv`` waiting for it here: one request per peer and step
         instead of one per tensor. A failure fails those ``_Recv`` ops."""
         header = {"op": protocol.RECV_TENSORS, "step": step.step_id, "keys": list(keys),
                   "deadline_ms": protocol.remaining_ms(step.deadline)}
+        if incarnation:
+            header["incarnation"] = incarnation
         if step.trace is not None:
             asked = time.time_ns() // 1000
             step.rendezvous.asked.update((k, asked) for k in keys)
@@ -268,25 +315,48 @@ class WorkerService:
             self.rendezvous.abort(step.step_id, errors.InternalError(
                 None, None, "%s while receiving %s: %s" % (type(e).__name__, what, e)))
 
-    def recv_tensors(self, step_id, keys, deadline):
+    def recv_tensors(self, step_id, keys, deadline, peer=None):
         """The frames of a ``RecvTensors`` reply: each key's tensor as soon as
-        its ``_Send`` has run here, in that order."""
+        its ``_Send`` has run here, in that order (the request handler checked
+        the incarnation the receiver expects)."""
         steps = self._steps.get(step_id) or []
         cancelled = steps[0].cancelled if steps else None
         waiting_for = ", ".join(k.split(";")[0] for k in keys)
         left = len(keys)
-        for key, value in self.rendezvous.recv_many(step_id, keys, deadline, cancelled,
-                                                    waiting_for):
+        for key, value in self.rendezvous.recv_many(
+                step_id, keys, deadline, cancelled, waiting_for,
+                peer.hung_up if peer is not None else None):
             left -= 1
             if value is DEAD:          # the sender's side of a tf.cond did not run
                 yield {"key": key, "dead": True, "more": left > 0}, []
             else:
                 yield {"key": key, "more": left > 0}, [value]
 
-    def recv_tensor(self, step_id, key, deadline):
+    def _forget_step(self, step_id, step):
+        with self._lock:
+            steps = self._steps.get(step_id, [])
+            if step in steps:
+                steps.remove(step)
+            if not steps:
+                self._steps.pop(step_id, None)
+
+    def peer_vanished(self, peer):
+        """``peer`` (a master) disconnected without a goodbye: its process is
+        gone, and so is whoever would have received the values its finished
+        steps left here. Drop them."""
+        for step_id in list(peer.open_steps or ()):
+            if self.rendezvous.has_values(step_id):
+                self.abort_step(step_id, "Step aborted: the master that ran it (%s) went "
+                                "away before the step finished" % peer.name)
+        peer.open_steps = None
+
+    def recv_tensor(self, step_id, key, deadline, incarnation=None, peer=None):
+        self._check_incarnation(incarnation, "the tensor %s of step %d that the old process "
+                                "was to send is gone with it" % (key.split(";")[0], step_id))
         steps = self._steps.get(step_id) or []
         cancelled = steps[0].cancelled if steps else None
-        return self.rendezvous.recv(step_id, key, deadline, cancelled, key.split(";")[0])
+        return self.rendezvous.recv(step_id, key, deadline, cancelled, key.split(";")[0],
+                                    peer.hung_up if peer is not None else None)
 
     def abort_step(self, step_id, message):
         err = errors.AbortedError(None, None, message)
@@ -326,55 +396,74 @@ class WorkerService:
             partition.close()
 
     # -- requests: header and tensors in, reply header and tensors out ------------------------
-    def handle(self, header, tensors):
-        return protocol.dispatch(self.handlers, header, tensors)
+    def handle(self, header, tensors, peer=None):
+        return protocol.dispatch(self.handlers, header, tensors, peer)
 
-    def _get_status(self, header, tensors):
+    def _get_status(self, header, tensors, peer):
         return self.get_status(), []
 
-    def _deregister_graph(self, header, tensors):
+    def _deregister_graph(self, header, tensors, peer):
         self.deregister_graph(header["graph"])
         return {}, []
 
-    def _register_graph(self, header, tensors):
+    def _register_graph(self, header, tensors, peer):
         handle = self.register_graph(header["session"], header["nodes"], tensors,
-                                     protocol.config_from_wire(header.get("config")))
+                                     protocol.config_from_wire(header.get("config")),
+                                     header.get("incarnation"))
         return {"graph": handle}, []
 
-    def _run_graph(self, header, tensors):
+    def _run_graph(self, header, tensors, peer):
         values, stats = self.run_graph(header["graph"], header["step"], header["feeds"],
                                        tensors, header["fetches"],
                                        protocol.deadline_from_ms(header.get("deadline_ms")),
-                                       header.get("trace", False))
+                                       header.get("trace", False), peer)
         return {"stats": stats}, values
 
-    def _recv_tensor(self, header, tensors):
+    def _recv_tensor(self, header, tensors, peer):
         value = self.recv_tensor(header["step"], header["key"],
-                                 protocol.deadline_from_ms(header.get("deadline_ms")))
+                                 protocol.deadline_from_ms(header.get("deadline_ms")),
+                                 header.get("incarnation"), peer)
         if value is DEAD:              # the sender's side of a tf.cond did not run
             return {"dead": True}, []
         return {}, [value]
 
-    def _recv_tensors(self, header, tensors):
+    def _recv_tensors(self, header, tensors, peer):
         keys = header.get("keys")
         if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
             raise errors.InvalidArgumentError(None, None, "RecvTensors needs a non-empty "
                                               "list of keys")
-        return protocol.Streamed(self.recv_tensors(
-            header["step"], keys, protocol.deadline_from_ms(header.get("deadline_ms"))))
+        deadline = protocol.deadline_from_ms(header.get("deadline_ms"))
+        self._check_incarnation(header.get("incarnation"), "the tensors of step %d that the "
+                                "old process was to send are gone with it" % header["step"])
+        return protocol.Streamed(self.recv_tensors(header["step"], keys, deadline, peer))
 
-    def _abort_step(self, header, tensors):
+    def _abort_step(self, header, tensors, peer):
         self.abort_step(header["step"], header.get("message", "step aborted"))
         return {}, []
 
-    def _cleanup_session(self, header, tensors):
+    def _cleanup_session(self, header, tensors, peer):
         self.cleanup_session(header["session"])
         return {}, []
 
-    def _reset_containers(self, header, tensors):
+    def _reset_containers(self, header, tensors, peer):
         self.reset(header.get("containers"))
         return {}, []
 
-    def _list_state(self, header, tensors):
+    def _list_state(self, header, tensors, peer):
         summary, arrays = self.list_state(header.get("values", False))
         return {"state": summary}, arrays
+
+
+_OPEN_STEPS_KEPT = 64  # per connection, before the received ones are forgotten
+
+
+def _remember_open_step(peer, step_id, rendezvous):
+    """Note that ``peer`` ran step ``step_id`` here and left values (usually
+    for a receiver that pulls them a moment later). Steps whose values were
+    all received since are forgotten when the list grows, so it stays small."""
+    steps = peer.open_steps
+    if steps is None:
+        steps = peer.open_steps = set()
+    steps.add(step_id)
+    if len(steps) > _OPEN_STEPS_KEPT:
+        steps.difference_update([s for s in steps if not rendezvous.has_values(s)])

@@ -357,6 +357,18 @@ class Graph:
     def _unsafe_unfinalize(self):
         self._finalized = False
 
+    def _release(self):
+        """Forget every op, for a copy of a graph that will never run again (a
+        closed remote session's, on its server): their attrs -- large
+        constants -- are freed at once, instead of when Python's garbage
+        collector finds the op <-> tensor <-> graph reference cycles."""
+        with self._lock:
+            ops, self._nodes_by_id = self._nodes_by_id, []
+            self._nodes_by_name, self._consumers = {}, {}
+            self._collections, self._datasets = {}, {}
+        for op in ops:
+            op._attrs, op._inputs, op._outputs, op._control_inputs = {}, (), [], []
+
     # -- names --------------------------------------------------------------------------
     def unique_name(self, name, mark_as_used=True):
         """``name`` under the current name scope, with ``_1``, ``_2``... appended

@@ -14,7 +14,7 @@ import contextlib
 
 import numpy as np
 
-from minitf.framework import dtypes
+from minitf.framework import dtypes, errors
 from minitf.framework.dtypes import to_string_array
 from minitf.framework.graph import Operation, Tensor, get_default_graph
 from minitf.framework.op_def import ANY_DTYPE, NOT_DIFFERENTIABLE, OpDef, declare
@@ -135,8 +135,31 @@ def _python_to_numpy(value, dtype=None):
 
 # -- Const ---------------------------------------------------------------------------------
 def _const_kernel(op, backend):
-    outputs = [op.get_attr("value")]
+    value = op.get_attr("value")
+    _check_const_value(op, value)
+    outputs = [value]
     return lambda ctx, inputs: outputs
+
+
+def _check_const_value(op, value):
+    """A Const built by ``tf.constant`` always holds a value of its dtype; one
+    that arrived from elsewhere (a graph shipped over the wire) may not. TF's
+    ConstOp refuses such a node when its kernel is made; so does minitf."""
+    want = op._outputs[0].dtype.base_dtype
+    have = getattr(value, "dtype", None)
+    if not isinstance(value, (np.ndarray, np.generic)):
+        raise errors.InvalidArgumentError(
+            op.node_def, op, "Const node %s holds a %s, not an array of %s"
+            % (op.name, type(value).__name__, want.name))
+    got = dtypes.dtype_of_numpy(value) if have.kind in "OSU" else None
+    if (got is not None and got != want) or (got is None and have != want.np_dtype):
+        raise errors.InvalidArgumentError(
+            op.node_def, op, "Type mismatch between value (%s) and dtype (%s) of Const node "
+            "%s" % (got.name if got is not None else have.name, want.name, op.name))
+    if not op._outputs[0].shape.is_compatible_with(value.shape):
+        raise errors.InvalidArgumentError(
+            op.node_def, op, "Const node %s declares shape %s but its value has shape %s"
+            % (op.name, op._outputs[0].shape, list(value.shape)))
 
 
 #: A value fixed when the graph is built. Its kernel hands out the array the op

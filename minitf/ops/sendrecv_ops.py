@@ -49,13 +49,15 @@ def _recv_kernel(op, backend):
     key, send_task = attrs["key"], attrs["send_task"]
     send_device, recv_device = attrs["send_device"], attrs["recv_device"]
     tensor_name = attrs["tensor_name"]
+    send_incarnation = attrs.get("send_incarnation") or None
     aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
     orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
 
     def compute(ctx, inputs):
         step = ctx.step
         start = time.time_ns() // 1000
-        value = step.rendezvous.receive(step, send_task, _key(key, ctx), tensor_name)
+        value = step.rendezvous.receive(step, send_task, _key(key, ctx), tensor_name,
+                                        send_incarnation)
         if step.trace is not None and not aux and value is not DEAD:
             asked = step.rendezvous.asked_micros(key)
             if asked is not None and asked < start:
@@ -75,8 +77,11 @@ def _recv_kernel(op, backend):
 
 #: Blocking: it waits for the sender (honouring the step's deadline and
 #: cancellation), and it may bring a dead value (``makes_dead``).
+#: ``send_incarnation`` names the sending server process the master saw when
+#: it registered the partition: a restarted sender refuses the receive.
 RECV = declare(OpDef("_Recv", attrs=("key", "send_task", "send_device", "recv_device",
-                                     "tensor_name", "T", "orig_dtype", "compression", "aux"),
+                                     "tensor_name", "T", "orig_dtype", "compression", "aux",
+                                     "send_incarnation"),
                      gradient=NOT_DIFFERENTIABLE, blocking=True, makes_dead=True,
                      devices=EVERY_DEVICE, kernel=_recv_kernel))
 

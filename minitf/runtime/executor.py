@@ -243,7 +243,7 @@ class Plan:
                     used = step.memory.after(s, outs)
                 trace.record(s, start, time.time_ns() // 1000, outs, used)
         except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
-            raise annotate(e, s.op) from None
+            raise annotate(e, s.op, s.device) from None
         return outs
 
     def _run_inline(self, vals, step):
@@ -265,7 +265,7 @@ class Plan:
                     self.deref(s, ins, step)
                 outs = s.compute(ctx, ins)
             except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
-                raise annotate(e, s.op) from None
+                raise annotate(e, s.op, s.device) from None
             if s.n_out:
                 vals[s.out_base:s.out_end] = outs
             if cancelled():

@@ -585,7 +585,7 @@ def run_structured(plan, layout, vals, step, ctx):
                             deref(s, ins, step)
                         outs = s.compute(ctx, ins)
                     except Exception as e:  # noqa: BLE001 - reported with its op
-                        raise annotate(e, s.op) from None
+                        raise annotate(e, s.op, s.device) from None
                 else:
                     outs = call(s, ins, ctx)
                 if s.n_out:

@@ -35,5 +35,10 @@ class PlanCache:
         with self._lock:
             return list(self._plans.values())
 
+    def clear(self):
+        """Forget every plan (their nodes hold kernels and constants)."""
+        with self._lock:
+            self._plans = {}
+
     def __len__(self):
         return len(self._plans)

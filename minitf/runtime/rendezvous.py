@@ -9,9 +9,12 @@ request handler waits in *its* rendezvous and replies with the bytes (see
 :class:`minitf.distributed.worker.RemoteRendezvous`). So workers exchange
 tensors directly; the client and the master never see them.
 
-Every wait honours the step's deadline and cancellation, and a step that
-failed is *aborted*: its waiters wake up with the error, and late senders'
-values are dropped instead of kept for ever.
+Every wait honours the step's deadline and cancellation, and ends as soon as
+nobody waits for the answer any more (``abandoned``: the peer that asked hung
+up). A step that failed is *aborted*: its waiters wake up with the error, the
+values it left behind are dropped at once, and late senders' values are
+dropped instead of kept for ever. Values are kept per step, so dropping a
+step's leftovers costs nothing however many other steps are in flight.
 """
 
 import threading
@@ -19,7 +22,8 @@ import time
 
 from minitf.framework import errors
 
-_POLL = 0.05  # seconds between checks of cancellation while waiting
+_POLL = 0.05          # seconds between checks of cancellation while waiting
+MAX_ABORTED = 1000    # aborted steps remembered (so late senders fail fast)
 
 
 class Rendezvous:
@@ -31,35 +35,49 @@ class Rendezvous:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._items = {}
-        self._waiters = {}  # (step id, key) -> [Event] of receivers waiting for it
-        self._aborted = {}  # step id -> OpError, so late senders/receivers fail fast
+        self._by_step = {}   # step id -> {key: value}: values sent, not yet received
+        self._waiters = {}   # (step id, key) -> [Event] of receivers waiting for it
+        self._aborted = {}   # step id -> OpError, oldest first
 
     def send(self, step_id, key, value):
         with self._lock:
             if step_id in self._aborted:
                 return
-            self._items[(step_id, key)] = value
+            values = self._by_step.get(step_id)
+            if values is None:
+                values = self._by_step[step_id] = {}
+            values[key] = value
             waiting = self._waiters.pop((step_id, key), None)
         for event in waiting or ():
             event.set()
 
-    def recv(self, step_id, key, deadline=None, cancelled=None, waiting_for=""):
-        """Wait for ``key`` of step ``step_id`` and take it."""
+    def recv(self, step_id, key, deadline=None, cancelled=None, waiting_for="",
+             abandoned=None):
+        """Wait for ``key`` of step ``step_id`` and take it.
+
+        Ends with the step's abort error, CancelledError when ``cancelled``
+        (an Event) is set or ``abandoned()`` turns true, or
+        DeadlineExceededError at ``deadline``."""
         for _, value in self.recv_many(step_id, (key,), deadline, cancelled,
-                                       waiting_for or key):
+                                       waiting_for or key, abandoned):
             return value
 
-    def recv_many(self, step_id, keys, deadline=None, cancelled=None, waiting_for=""):
+    def recv_many(self, step_id, keys, deadline=None, cancelled=None, waiting_for="",
+                  abandoned=None):
         """Take every key of ``keys`` of step ``step_id``, yielding ``(key, value)``
         in the order they arrive (not the order asked): a key that waits for
-        its sender never holds up one that is already here."""
+        its sender never holds up one that is already here. Ends as
+        :meth:`recv` does."""
         left = set(keys)
-        items = self._items
         while left:
             event = threading.Event()
             with self._lock:
-                got = [(k, items.pop((step_id, k))) for k in left if (step_id, k) in items]
+                got = []
+                values = self._by_step.get(step_id)
+                if values:
+                    got = [(k, values.pop(k)) for k in list(left) if k in values]
+                    if not values:
+                        del self._by_step[step_id]
                 if not got:
                     err = self._aborted.get(step_id)
                     if err is not None:
@@ -73,17 +91,21 @@ class Rendezvous:
                 continue
             try:
                 while not event.is_set():
+                    what = waiting_for or ", ".join(sorted(left))
                     if cancelled is not None and cancelled.is_set():
                         raise errors.CancelledError(
                             None, None, "Step %d was cancelled while waiting for %s"
-                            % (step_id, waiting_for or ", ".join(sorted(left))))
+                            % (step_id, what))
+                    if abandoned is not None and abandoned():
+                        raise errors.CancelledError(
+                            None, None, "Stopped waiting for %s of step %d: the peer that "
+                            "asked for it hung up" % (what, step_id))
                     wait = _POLL
                     if deadline is not None:
                         rest = deadline - time.monotonic()
                         if rest <= 0:
                             raise errors.DeadlineExceededError(
-                                None, None, "Timed out waiting for %s"
-                                % (waiting_for or ", ".join(sorted(left))))
+                                None, None, "Timed out waiting for %s" % what)
                         wait = min(wait, rest)
                     event.wait(wait)
             finally:
@@ -95,9 +117,10 @@ class Rendezvous:
                             if not waiting:
                                 del self._waiters[(step_id, k)]
 
-    def receive(self, step, send_task, key, tensor_name):
+    def receive(self, step, send_task, key, tensor_name, send_incarnation=None):
         """What a ``_Recv`` kernel calls: the value ``send_task`` sent under ``key``
-        in ``step`` (here always a local wait; a server's worker overrides this)."""
+        in ``step`` (here always a local wait; a server's worker overrides this
+        and checks ``send_incarnation``, the sending process it expects)."""
         return self.recv(step.step_id, key, step.deadline, step.cancelled, tensor_name)
 
     def asked_micros(self, key):
@@ -106,13 +129,15 @@ class Rendezvous:
         return None
 
     def abort(self, step_id, error):
+        """Fail step ``step_id``: wake its waiters with ``error`` (the first
+        error a step was aborted with is the one kept: it names the cause),
+        drop what it left here, and drop what its late senders bring."""
         with self._lock:
-            self._aborted[step_id] = error
-            for k in [k for k in self._items if k[0] == step_id]:
-                del self._items[k]
-            if len(self._aborted) > 1000:  # keep the memory of old steps bounded
-                for old in list(self._aborted)[:500]:
-                    del self._aborted[old]
+            if step_id not in self._aborted:
+                self._aborted[step_id] = error      # newest last
+            while len(self._aborted) > MAX_ABORTED:
+                del self._aborted[next(iter(self._aborted))]
+            self._by_step.pop(step_id, None)
             woken = [e for k, events in self._waiters.items() if k[0] == step_id
                      for e in events]
         for event in woken:
@@ -121,5 +146,17 @@ class Rendezvous:
     def finish(self, step_id):
         """Drop whatever a finished step left behind (sends nobody received)."""
         with self._lock:
-            for k in [k for k in self._items if k[0] == step_id]:
-                del self._items[k]
+            self._by_step.pop(step_id, None)
+
+    def abort_error(self, step_id):
+        """The error step ``step_id`` was aborted with, or None."""
+        return self._aborted.get(step_id)
+
+    def has_values(self, step_id):
+        """Whether step ``step_id`` has values here that nobody received yet."""
+        return step_id in self._by_step
+
+    def pending(self):
+        """``{step id: number of values waiting}`` (for tests and inspection)."""
+        with self._lock:
+            return {s: len(v) for s, v in self._by_step.items()}

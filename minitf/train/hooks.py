@@ -106,10 +106,12 @@ class StopAtStepHook(SessionRunHook):
 
 class CheckpointSaverHook(SessionRunHook):
     """Save a checkpoint every ``save_steps`` global steps or ``save_secs``
-    seconds, and once more at the end."""
+    seconds, and once more at the end; with ``save_graph_def`` (TF's default)
+    also the graph: ``graph.pbtxt`` and the graph and meta graph in the event
+    file."""
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
-                 checkpoint_basename="model.ckpt"):
+                 checkpoint_basename="model.ckpt", save_graph_def=True):
         if (save_secs is None) == (save_steps is None):
             raise ValueError("exactly one of save_secs and save_steps must be given")
         self._dir = checkpoint_dir
@@ -117,6 +119,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._steps = save_steps
         self._saver = saver
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
+        self._save_graph_def = save_graph_def
 
     def begin(self):
         self._global_step = training_util.get_global_step()
@@ -129,7 +132,7 @@ class CheckpointSaverHook(SessionRunHook):
 
     def after_create_session(self, session, coord):
         os.makedirs(self._dir, exist_ok=True)
-        if self._writer is not None:
+        if self._writer is not None and self._save_graph_def:
             # As TF: the graph for TensorBoard, and graph.pbtxt beside the checkpoints.
             graph = session.graph
             graph_io.write_graph(graph.as_graph_def(add_shapes=True), self._dir, "graph.pbtxt")
@@ -141,13 +144,24 @@ class CheckpointSaverHook(SessionRunHook):
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step)
 
+    def _due(self, step):
+        """TF's SecondOrStepTimer: due every ``save_steps`` global steps or
+        ``save_secs`` seconds since the last save, never twice at one step."""
+        if self._last_step is None:
+            return True
+        if step == self._last_step:
+            return False
+        if self._secs is not None and time.monotonic() >= self._last_time + self._secs:
+            return True
+        return self._steps is not None and step >= self._last_step + self._steps
+
     def after_run(self, run_context, run_values):
-        step = int(run_values.results) + 1
-        due = (self._steps is not None and self._last_step is not None
-               and step - self._last_step >= self._steps) or \
-            (self._secs is not None and time.monotonic() - self._last_time >= self._secs)
-        if due:
-            self._save(run_context.session, int(run_context.session.run(self._global_step)))
+        # The step fetched with the train op may have been read before its
+        # update: look at the real value only when a save may be due.
+        if self._due(int(run_values.results) + 1):
+            step = int(run_context.session.run(self._global_step))
+            if self._due(step):
+                self._save(run_context.session, step)
 
     def end(self, session):
         step = int(session.run(self._global_step))

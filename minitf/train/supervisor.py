@@ -27,11 +27,13 @@ from the graph's collections, as in TF (``init_op``: the INIT_OP collection
 or ``global_variables_initializer()``...).
 
 Summaries: the summary thread runs ``summary_op`` (default: the first op of
-the SUMMARY_OP collection) and hands the result to
-``summary_writer.add_summary(summary, global_step)``. minitf writes no event
-files of its own yet, so by default there is no summary writer even with a
-``logdir``: pass ``summary_writer=`` (any object with TF's ``add_summary`` and
-``close``) to have summaries recorded.
+the SUMMARY_OP collection, else ``tf.summary.merge_all()``) and hands the result to
+``summary_writer.add_summary(summary, global_step)``. As in TF, the chief's
+default writer is a ``tf.summary.FileWriter(logdir)`` (it needs the
+tensorboard package, as every event file does), and the chief writes what TF
+writes: ``graph.pbtxt`` in ``logdir``, and in the event file the graph, the
+meta graph, a START session log at the current global step, a CHECKPOINT
+session log with every checkpoint and a STOP session log when it stops.
 """
 
 import contextlib
@@ -41,8 +43,11 @@ import time
 
 from minitf.framework import dtypes
 from minitf.framework.graph import GraphKeys, get_default_graph
+from minitf.framework.protos import proto
+from minitf.ops import summary_ops
 from minitf.ops import variables as _variables
 from minitf.ops.control_flow_ops import group
+from minitf.train import graph_io, meta_graph, training_util
 from minitf.train.coordinator import Coordinator, LooperThread
 from minitf.train.saver import Saver
 from minitf.train.session_manager import SessionManager
@@ -100,11 +105,17 @@ class Supervisor:
                     graph.add_to_collection(GraphKeys.SAVERS, saver)
             if summary_op is D:
                 summary_op = _first_in_collection(GraphKeys.SUMMARY_OP)
+                if summary_op is None:
+                    summary_op = summary_ops.merge_all()
+                    if summary_op is not None:
+                        graph.add_to_collection(GraphKeys.SUMMARY_OP, summary_op)
             if global_step is D:
                 global_step = _first_in_collection(GraphKeys.GLOBAL_STEP)
                 if global_step is None:
                     global_step = _default_global_step(graph)
         self._graph = graph
+        self._meta_graph_def = None        # made when first written (it needs the saver)
+        self._graph_added_to_summary = False
         self._ready_op = ready_op
         self._ready_for_local_init_op = ready_for_local_init_op
         self._init_op = init_op
@@ -133,7 +144,10 @@ class Supervisor:
                 # so checkpoints have somewhere to go.)
                 os.makedirs(logdir, exist_ok=True)
                 self._save_path = os.path.join(logdir, checkpoint_basename)
-            if summary_writer is not D:
+            if summary_writer is D:
+                if logdir:
+                    self._summary_writer = _default_summary_writer(logdir)
+            else:
                 self._summary_writer = summary_writer
         self._session_manager = session_manager or SessionManager(
             local_init_op=local_init_op, ready_op=ready_op,
@@ -170,12 +184,15 @@ class Supervisor:
         standard services started. Others: a session once the model is ready.
         Then the queue runners start (with ``start_standard_services``)."""
         self._coord.clear_stop()
+        if self._summary_writer is not None:
+            self._summary_writer.reopen()
         if self._is_chief:
             sess = self._session_manager.prepare_session(
                 master, init_op=self._init_op, saver=self._saver,
                 checkpoint_dir=self._logdir, wait_for_checkpoint=wait_for_checkpoint,
                 max_wait_secs=max_wait_secs, config=config, init_feed_dict=self._init_feed_dict,
                 init_fn=self._init_fn)
+            self._write_graph()
             if start_standard_services:
                 self.start_standard_services(sess)
         else:
@@ -209,6 +226,21 @@ class Supervisor:
                     except Exception:  # noqa: BLE001 - the error that ended the block wins
                         pass
 
+    def _write_graph(self):
+        """The chief writes ``graph.pbtxt`` into ``logdir``, and the graph and
+        its meta graph into the event file once per writer (as TF)."""
+        if self._logdir:
+            graph_io.write_graph(self._graph.as_graph_def(add_shapes=True), self._logdir,
+                                 "graph.pbtxt")
+        if self._summary_writer is not None and not self._graph_added_to_summary:
+            if self._meta_graph_def is None:
+                self._meta_graph_def = meta_graph.create_meta_graph_def(
+                    graph_def=self._graph.as_graph_def(add_shapes=True),
+                    saver_def=self._saver.saver_def if self._saver is not None else None)
+            self._summary_writer.add_graph(self._graph)
+            self._summary_writer.add_meta_graph(self._meta_graph_def)
+            self._graph_added_to_summary = True
+
     # -- threads ----------------------------------------------------------------------------
     def start_standard_services(self, sess):
         """The chief's threads: checkpoints every ``save_model_secs`` into
@@ -220,6 +252,10 @@ class Supervisor:
         if not self._logdir:
             _log("Standard services need a 'logdir' passed to the SessionManager")
             return []
+        if self._global_step is not None and self._summary_writer is not None:
+            # TensorBoard purges events after a restart from the START step on.
+            self._summary_writer.add_session_log(
+                _session_log("START"), training_util.global_step(sess, self._global_step))
         threads = []
         if self._save_summaries_secs and self._summary_writer is not None:
             if self._summary_op is not None:
@@ -268,7 +304,10 @@ class Supervisor:
                              ignore_live_threads=ignore_live_threads)
         finally:
             if close_summary_writer and self._summary_writer is not None:
+                # No step: the session may be gone by now (as TF).
+                self._summary_writer.add_session_log(_session_log("STOP"))
                 self._summary_writer.close()
+                self._graph_added_to_summary = False
 
     def request_stop(self, ex=None):
         self._coord.request_stop(ex=ex)
@@ -310,6 +349,24 @@ def _default_global_step(graph):
     except (KeyError, ValueError):
         return None
     return gs if gs.dtype.base_dtype in (dtypes.int32, dtypes.int64) else None
+
+
+def _default_summary_writer(logdir):
+    """TF's default: a FileWriter on ``logdir`` (None, said once, without the
+    tensorboard package that event files need)."""
+    try:
+        from minitf.summary.writer import FileWriter   # lazy: tensorboard starts slowly
+        return FileWriter(logdir)
+    except ImportError:
+        _log("minitf: the Supervisor writes no event files: they need the tensorboard "
+             "package (pip install tensorboard)")
+        return None
+
+
+def _session_log(status, **fields):
+    event_pb2 = proto("event_pb2")
+    return event_pb2.SessionLog(status=event_pb2.SessionLog.SessionStatus.Value(status),
+                                **fields)
 
 
 def _summary_proto():
@@ -369,4 +426,9 @@ class _CheckpointThread(LooperThread):
         self._sv, self._sess = sv, sess
 
     def run_loop(self):
-        self._sv.saver.save(self._sess, self._sv.save_path, global_step=self._sv.global_step)
+        sv = self._sv
+        sv.saver.save(self._sess, sv.save_path, global_step=sv.global_step)
+        if sv.summary_writer is not None and sv.global_step is not None:
+            sv.summary_writer.add_session_log(
+                _session_log("CHECKPOINT", checkpoint_path=sv.save_path),
+                training_util.global_step(self._sess, sv.global_step))

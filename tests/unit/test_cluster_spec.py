@@ -14,13 +14,13 @@ ClusterSpec from a ClusterDef are tested separately.
 import json
 import os
 import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
 
 from minitf.distributed.cluster_spec import ClusterSpec
+import minitf.compat.v1 as tf
 
 C = '{"worker": ["w0:2222", "w1:2222", "w2:2222"], "ps": ["ps0:2222", "ps1:2222"]}'
 S = '{"worker": {1: "w1:2222", 3: "w3:2222"}, "ps": ["ps0:2222"]}'
@@ -483,3 +483,26 @@ def test_device_prefix():
         c.device_prefix("worker", 0)
     with pytest.raises(ValueError, match="No such job in cluster: 'x'"):
         c.device_prefix("x", 0)
+
+
+def test_create_local_cluster_starts_in_process_servers_on_free_ports():
+    workers, ps = tf.test.create_local_cluster(num_workers=2, num_ps=1)
+    try:
+        ports = {int(s.target.rsplit(":", 1)[1]) for s in workers + ps}
+        assert len(ports) == 3
+        assert [s.server_def.job_name for s in workers + ps] == ["worker", "worker", "ps"]
+        with tf.Graph().as_default():
+            with tf.device("/job:ps/task:0"):
+                v = tf.Variable(2.0)
+            with tf.device("/job:worker/task:1"):
+                y = v * 5.0
+            with tf.Session(workers[0].target) as sess:
+                sess.run(v.initializer)
+                assert sess.run(y) == 10.0
+    finally:
+        for s in workers + ps:
+            s.stop()
+    with pytest.raises(tf.errors.NotFoundError, match="No server factory registered for protocol 'x'"):
+        tf.test.create_local_cluster(1, 0, protocol="x")
+    with pytest.raises(ValueError, match="num_workers >= 0"):
+        tf.test.create_local_cluster(-1, 0)

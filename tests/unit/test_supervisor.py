@@ -1,7 +1,8 @@
 """tf.train.Supervisor's services and its non-chief deadline (what the
-conformance program cannot compare with TF: threads on timers, a writer of
-one's own)."""
+conformance program cannot compare with TF: threads on timers)."""
 
+import glob
+import os
 import time
 
 import pytest
@@ -9,39 +10,37 @@ import pytest
 import minitf.compat.v1 as tf
 
 
-class RecordingWriter:
-    """What the Supervisor needs of a summary writer: add_summary and close."""
-
-    def __init__(self):
-        self.summaries = []
-        self.closed = False
-
-    def add_summary(self, summary, global_step=None):
-        self.summaries.append((summary, global_step))
-
-    def close(self):
-        self.closed = True
+def _events(logdir):
+    return [e for path in sorted(glob.glob(os.path.join(logdir, "events.*")))
+            for e in tf.train.summary_iterator(path)]
 
 
-def test_the_chief_records_summaries_and_steps_per_second(tmp_path):
-    writer = RecordingWriter()
+def test_the_chief_records_summaries_steps_per_second_and_checkpoints(tmp_path):
     with tf.Graph().as_default():
         step = tf.train.get_or_create_global_step()
         train = step.assign_add(1)
-        summary = tf.constant(b"a serialized summary")
-        sv = tf.train.Supervisor(logdir=str(tmp_path), summary_op=summary,
-                                 summary_writer=writer, save_summaries_secs=0.05,
-                                 save_model_secs=0)
+        tf.summary.scalar("loss", tf.cast(step, tf.float32) * 2.0)
+        sv = tf.train.Supervisor(logdir=str(tmp_path), save_summaries_secs=0.05,
+                                 save_model_secs=0.1)
         with sv.managed_session() as sess:
             for _ in range(5):
                 sess.run(train)
-                time.sleep(0.03)
-        assert writer.closed
-        ours = [s for s, _ in writer.summaries if s == b"a serialized summary"]
-        rates = [s for s, _ in writer.summaries if s != b"a serialized summary"]
-        assert ours and rates, writer.summaries
-        assert rates[0].value[0].tag == "global_step/sec"
-        assert all(0 <= step_ <= 5 for _, step_ in writer.summaries)
+                time.sleep(0.04)
+    events = _events(str(tmp_path))
+    tags = {v.tag for e in events if e.WhichOneof("what") == "summary" for v in e.summary.value}
+    assert {"loss", "global_step/sec"} <= tags, tags
+    losses = [(e.step, v.simple_value) for e in events if e.WhichOneof("what") == "summary"
+              for v in e.summary.value if v.tag == "loss"]
+    assert all(value == 2.0 * s for s, value in losses) and all(0 <= s <= 5 for s, _ in losses)
+    logs = [(tf.SessionLog.SessionStatus.Name(e.session_log.status), e.step)
+            for e in events if e.WhichOneof("what") == "session_log"]
+    assert logs[0] == ("START", 0) and logs[-1] == ("STOP", 0), logs
+    checkpoints = [e.session_log.checkpoint_path for e in events
+                   if e.WhichOneof("what") == "session_log" and e.session_log.status == 3]
+    assert checkpoints and all(p == os.path.join(str(tmp_path), "model.ckpt")
+                               for p in checkpoints)
+    assert tf.train.latest_checkpoint(str(tmp_path)) is not None
+    assert (tmp_path / "graph.pbtxt").exists()
 
 
 def test_a_worker_gives_up_waiting_for_the_chief_with_a_deadline():

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import minitf.compat.v1 as tf
-from minitf.train import monitored_session
+from minitf.train import session_manager
 
 
 @pytest.fixture(autouse=True)
@@ -103,7 +103,10 @@ def test_monitored_session_stops_at_step_and_checkpoints(tmp_path):
         assert sess.run(step) == 25
         while not sess.should_stop():
             sess.run(train)
-        assert sess.run(step) == 30
+        # As in TF, a stopped MonitoredSession runs nothing more.
+        with pytest.raises(RuntimeError, match="should_stop requested"):
+            sess.run(step)
+    assert tf.train.latest_checkpoint(str(tmp_path)).endswith("model.ckpt-30")
 
 
 def test_out_of_range_ends_a_monitored_session_quietly():
@@ -122,21 +125,21 @@ def test_out_of_range_ends_a_monitored_session_quietly():
 
 
 def test_non_chief_logs_while_waiting_for_the_chief(monkeypatch, fresh_graph):
-    monkeypatch.setattr(monitored_session, "WAIT_LOG_EVERY", 0.2)
+    lines = []
+    monkeypatch.setattr(session_manager, "_log", lines.append)
     server = tf.train.Server.create_local_server()
     try:
         v = tf.Variable(1.0, name="v")
         tf.train.get_or_create_global_step()
         init = tf.global_variables_initializer()
-        lines = []
         timer = threading.Timer(0.8, lambda: tf.Session(server.target,
                                                         graph=fresh_graph).run(init))
         timer.start()
-        with monitored_session.MonitoredSession(master=server.target, is_chief=False,
-                                                log=lines.append) as sess:
+        creator = tf.train.WorkerSessionCreator(master=server.target)
+        with tf.train.MonitoredSession(session_creator=creator) as sess:
             assert sess.run(v) == 1.0
         timer.join()
-        assert lines and "waiting for the chief to initialize the model" in lines[0]
+        assert lines and "waiting for the model to be ready" in lines[0]
         assert "v" in lines[0] and "global_step" in lines[0]
     finally:
         server.stop()

@@ -144,8 +144,10 @@ def test_strings(pair):
 
 
 def test_string_with_non_bytes_element_is_a_type_error(pair):
-    with pytest.raises(TypeError, match="bytes or str"):
+    with pytest.raises(wire.UnsendableTensor, match="tensor 0 .*it holds a int, which is not "
+                       "data") as info:
         wire.send_frame(pair[0], {}, [np.array([b"a", 3], dtype=object)])
+    assert isinstance(info.value, TypeError) and info.value.index == 0
 
 
 def test_bfloat16_values(pair):
@@ -280,6 +282,90 @@ def test_clean_eof_is_connection_closed(pair):
 def test_malformed_frames(pair, data, match):
     with pytest.raises(ProtocolError, match=match):
         recv_after(pair, data)
+
+
+_CONTENT_ERRORS = [
+    (raw_frame(packed([1, 2])), "not a map"),
+    (raw_frame(b"\xc1"), "undecodable"),
+    (raw_frame(packed({"tensors": [{"dtype": "float32", "shape": [1] * 70, "nbytes": 4}]}),
+               b"\x00" * 4), "tensor 0 has 70 dimensions; minitf tensors .* at most 64"),
+    (raw_frame(packed({"tensors": [{"dtype": "complex64", "shape": [1], "nbytes": 8}]}),
+               b"\x00" * 8), "unknown dtype"),
+    (raw_frame(packed({"tensors": [{"dtype": "float32", "shape": [4], "nbytes": 12}]}),
+               b"\x00" * 12), "needs 16 bytes"),
+]
+
+
+@pytest.mark.parametrize("data,match", _CONTENT_ERRORS)
+def test_a_whole_but_malformed_frame_leaves_the_stream_in_step(pair, data, match):
+    a, b = pair
+    a.sendall(data + raw_frame(packed({"op": "next"})))
+    with pytest.raises(wire.MalformedFrame, match=match):
+        wire.recv_frame(b, deadline=time.monotonic() + 5)
+    assert wire.recv_frame(b, deadline=time.monotonic() + 5) == ({"op": "next"}, [])
+
+
+@pytest.mark.parametrize("data", [
+    b"GET / HTTP/1.1\r\n\r\n", raw_frame(packed({}), version=2),
+    raw_frame(b"", hlen=wire.MAX_HEADER + 1), raw_frame(packed({"a": 1}))[:-1]])
+def test_framing_errors_are_not_malformed_content(pair, data):
+    with pytest.raises(ProtocolError) as info:
+        recv_after(pair, data)
+    assert not isinstance(info.value, wire.MalformedFrame)
+
+
+def _vm_data_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmData:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmData in /proc/self/status")
+
+
+def test_an_announced_payload_is_not_reserved_before_it_arrives(pair):
+    a, b = pair
+    before = _vm_data_bytes()
+    a.sendall(raw_frame(packed({}), b"x" * 1000, plen=8 << 30))  # says 8 GiB, sends 1000 bytes
+    receiver = Background(wire.recv_frame, b)
+    time.sleep(0.3)                            # the receiver waits for the rest
+    grown = _vm_data_bytes() - before
+    a.shutdown(socket.SHUT_WR)
+    receiver.join()
+    assert isinstance(receiver.error, ProtocolError)
+    assert "closed mid-frame while reading a frame: got 1001 of 8589934593 bytes of its " \
+        "body" in str(receiver.error)
+    assert grown < wire.RESERVE_AHEAD + (16 << 20), grown
+
+
+def test_a_big_frame_arrives_whole_through_a_growing_buffer(pair, monkeypatch):
+    monkeypatch.setattr(wire, "RESERVE_AHEAD", 1 << 16)   # grow many times
+    x = np.random.default_rng(2).standard_normal(3_000_001).astype(np.float32)
+    y = np.arange(7, dtype=np.int64)
+    header, (tx, ty) = roundtrip(pair, {"op": "big"}, [x, y])
+    assert np.array_equal(tx, x) and np.array_equal(ty, y)
+    assert tx.base is not None and np.shares_memory(tx, ty) is False
+    assert ty.ctypes.data % 8 == 0
+
+
+def test_stall_timeout_ends_a_half_sent_frame(pair):
+    a, b = pair
+    frame = raw_frame(packed({"op": "x"}), b"y" * 64, plen=64)
+    a.sendall(frame[:30])                      # the prefix and part of the header
+    start = time.monotonic()
+    with pytest.raises(errors.DeadlineExceededError,
+                       match="sent nothing for 0.3 s in the middle of a frame"):
+        wire.recv_frame(b, stall_timeout=0.3)
+    assert 0.25 < time.monotonic() - start < 2.0
+
+
+def test_stall_timeout_does_not_limit_an_idle_connection(pair):
+    a, b = pair
+    got = Background(wire.recv_frame, b, wire.MAX_HEADER, wire.DEFAULT_MAX_PAYLOAD, None,
+                     "a frame", 0.2)
+    time.sleep(0.6)                            # idle between frames: fine
+    wire.send_frame(a, {"op": "late"}, [np.ones(3, np.float32)])
+    header, (t,) = got.result()
+    assert header == {"op": "late"} and t.tolist() == [1.0, 1.0, 1.0]
 
 
 def test_oversized_payload_is_refused_before_reading(pair):

@@ -1,0 +1,110 @@
+"""Run lesson notebooks the way a learner on real TensorFlow would.
+
+Every code cell runs in one IPython shell, in order, with the one import line
+changed (``import minitf.compat.v1 as tf`` -> ``import tensorflow.compat.v1 as
+tf``, everywhere a cell has it, programs written with ``%%writefile`` too).
+Cells tagged ``minitf-only`` (they use something only minitf has, and say what
+TF offers instead) and ``colab-install`` are skipped. Run it with the python
+of the TF venv (``scripts/setup_tf_oracle.sh`` prints it)::
+
+    $MINITF_TF_PYTHON scripts/run_lesson_on_tf.py lessons/01_graphs_and_sessions.ipynb
+
+It prints one JSON object per line: ``{"cell": i, "status": "ran" | "skipped"
+| "error", "stdout": ..., "error": "ErrorClass: message"}``, each flushed
+before the next cell starts (so a cell that hangs is the one after the last
+line printed), then a last ``{"done": ...}`` line. ``--engine minitf`` runs the
+same cells on minitf instead (the import is left alone), to compare the two.
+
+The lesson runs in a temporary copy of its folder, so the files it writes
+(checkpoints, programs, event files) do not land in the repository.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+SKIP_TAGS = {"minitf-only", "colab-install"}
+MINITF_IMPORT = re.compile(r"^(\s*)import minitf\.compat\.v1 as tf\b", re.MULTILINE)
+TF_IMPORT = r"\1import tensorflow.compat.v1 as tf"
+
+
+def to_tf(source):
+    """The cell as a learner on real TF writes it: the one import line swapped."""
+    return MINITF_IMPORT.sub(TF_IMPORT, source)
+
+
+def code_cells(notebook):
+    nb = json.loads(Path(notebook).read_text())
+    for index, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] == "code":
+            source = cell["source"]
+            yield index, "".join(source) if isinstance(source, list) else source, \
+                set(cell.get("metadata", {}).get("tags", []))
+
+
+def emit(record):
+    print(json.dumps(record), flush=True)
+
+
+def run(notebook, engine):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    shell = InteractiveShell.instance()
+    shell.reset(new_session=True)
+    ran = errors = skipped = 0
+    for index, source, tags in code_cells(notebook):
+        if tags & SKIP_TAGS:
+            skipped += 1
+            emit({"cell": index, "status": "skipped", "tags": sorted(tags & SKIP_TAGS)})
+            continue
+        if engine == "tf":
+            source = to_tf(source)
+        with capture_output(display=False) as captured:
+            result = shell.run_cell(source, store_history=False, silent=False)
+        error = result.error_before_exec or result.error_in_exec
+        record = {"cell": index, "status": "error" if error else "ran",
+                  "stdout": captured.stdout}
+        if error is not None:
+            errors += 1
+            record["error"] = "%s: %s" % (type(error).__name__, str(error).splitlines()[0]
+                                          if str(error) else "")
+            record["stderr"] = captured.stderr[-2000:]
+        else:
+            ran += 1
+        emit(record)
+    emit({"done": Path(notebook).name, "ran": ran, "errors": errors, "skipped": skipped})
+    return errors
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="+")
+    parser.add_argument("--engine", choices=("tf", "minitf"), default="tf")
+    args = parser.parse_args(argv)
+    failed = 0
+    for notebook in args.notebooks:
+        notebook = Path(notebook).resolve()
+        with tempfile.TemporaryDirectory(prefix="lesson-on-%s-" % args.engine) as tmp:
+            work = Path(tmp) / notebook.parent.name
+            shutil.copytree(notebook.parent, work,
+                            ignore=shutil.ignore_patterns("*.ipynb", "__pycache__"))
+            cwd = os.getcwd()
+            os.chdir(work)
+            sys.path.insert(0, str(work))
+            try:
+                failed += run(notebook, args.engine)
+            finally:
+                sys.path.remove(str(work))
+                os.chdir(cwd)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
