@@ -25,9 +25,9 @@ def requests(servers, monkeypatch):
     for index, server in enumerate(servers):
         handlers = server.worker.handlers
         for op in (protocol.RECV_TENSOR, protocol.RECV_TENSORS):
-            def spy(header, tensors, _inner=handlers[op], _index=index, _op=op):
+            def spy(header, tensors, peer, _inner=handlers[op], _index=index, _op=op):
                 seen.append((_index, _op, header.get("keys") or [header.get("key")]))
-                return _inner(header, tensors)
+                return _inner(header, tensors, peer)
             monkeypatch.setitem(handlers, op, spy)
     return seen
 
