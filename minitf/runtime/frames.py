@@ -430,10 +430,19 @@ class FrameRun:
                 break
             del frame.iterations[frame.oldest]
             frame.oldest += 1
+            due = []
             while frame.deferred and frame.deferred[0][0] < frame.oldest + frame.parallel:
                 k, i, value = frame.deferred.popleft()
                 target = frame.iterations.get(k) or self._new_iteration(frame, k)
+                # Held until every waiting value is in: a Merge fires inline,
+                # and an iteration whose first value has fired it and has
+                # nothing else scheduled yet must not be retired half-filled.
+                target.outstanding += 1
+                due.append((target, i, value))
+            for target, i, value in due:
                 self._put(target, i, [value], False)
+            for target, _, _ in due:
+                target.outstanding -= 1
         if frame is self.root or frame.iterations or frame.deferred or frame.pending_enters:
             return
         # The frame is done: exits that never carried a live value send a dead one.

@@ -116,3 +116,23 @@ def test_an_exit_outside_a_loop_is_refused():
     with pytest.raises(tf.errors.InvalidArgumentError) as e:
         frames.assign_frames([[]], ["exits"], [None], [0], lambda i: "stray/Exit")
     assert "stray/Exit is an Exit outside of any while loop" in str(e.value)
+
+
+def test_a_loop_whose_counter_is_slow_runs_every_iteration_with_parallel_one():
+    """parallel_iterations=1 holds iteration k+1's values until k is done; the
+    slow counter's value then arrives after the fast accumulator's. Both must
+    enter iteration k+1 before it can be retired (a Merge fires inline: with
+    only the accumulator in, iteration k+1 had nothing scheduled and was
+    retired half-filled, and the loop never ended)."""
+    def body(i, acc):
+        with tf.device("/cpu:1"):
+            slow = tf.reduce_sum(tf.matmul(m, m))
+        return i + 1 + tf.cast(slow * 0.0, tf.int32), acc + 2.0
+    g = tf.Graph()
+    with g.as_default():
+        m = tf.constant(np.random.RandomState(1).rand(300, 300).astype(np.float32) / 300)
+        _, total = tf.while_loop(lambda i, a: i < 6, body, [0, tf.constant(0.0)],
+                                 parallel_iterations=1)
+        with tf.Session(config=TWO_CPUS) as s:
+            for _ in range(5):
+                assert s.run(total) == 12.0
