@@ -129,17 +129,48 @@ class MasterSession:
                 self._abort(step_id, [task], e)
                 raise
         else:
-            futures = {self.master.pool.submit(self.master.call_worker, task, header, values,
-                                               deadline): task
-                       for task, spec, header, values in calls}
+            # The other tasks' partitions start on the pool; this task's own
+            # (if it has one) runs in this thread meanwhile: no hand-off.
+            # A failure anywhere aborts the step on every task at once (the
+            # first failure only), even while this thread is still inside its
+            # own partition, which may be waiting for the failed task.
+            own = self.master.server.task_name
+            tasks = [t for t, *_ in calls]
+            aborted = []
+            abort_lock = threading.Lock()
+
+            def abort_all(exc):
+                with abort_lock:
+                    if aborted:
+                        return
+                    aborted.append(exc)
+                self._abort(step_id, tasks, exc)
+
+            def on_done(fut):
+                if not fut.cancelled() and fut.exception() is not None:
+                    abort_all(fut.exception())
+
+            futures = {}
+            for task, spec, header, values in calls:
+                if task != own:
+                    fut = self.master.pool.submit(self.master.call_worker, task, header,
+                                                  values, deadline)
+                    fut.add_done_callback(on_done)
+                    futures[fut] = task
             seen = []
+            for task, spec, header, values in calls:
+                if task == own:
+                    try:
+                        results[task] = self.master.call_worker(task, header, values,
+                                                                deadline)
+                    except BaseException as exc:  # noqa: BLE001 - reported with the others
+                        abort_all(exc)
+                        seen.append(exc)
             for fut in concurrent.futures.as_completed(futures):
                 exc = fut.exception()
                 if exc is None:
                     results[futures[fut]] = fut.result()
                     continue
-                if not seen:  # stop the other tasks' partitions of this step
-                    self._abort(step_id, [t for t, *_ in calls], exc)
                 seen.append(exc)
             if seen:
                 primary = [e for e in seen if not _is_secondary(e)]

@@ -80,13 +80,28 @@ GET_STATUS = "GetStatus"
 REGISTER_GRAPH = "RegisterGraph"
 RUN_GRAPH = "RunGraph"
 RECV_TENSOR = "RecvTensor"
+RECV_TENSORS = "RecvTensors"
 ABORT_STEP = "AbortStep"
 DEREGISTER_GRAPH = "DeregisterGraph"
 CLEANUP_SESSION = "CleanupSession"
 RESET_CONTAINERS = "ResetContainers"
 LIST_STATE = "ListState"
-WORKER_REQUESTS = frozenset({GET_STATUS, REGISTER_GRAPH, RUN_GRAPH, RECV_TENSOR, ABORT_STEP,
-                             DEREGISTER_GRAPH, CLEANUP_SESSION, RESET_CONTAINERS, LIST_STATE})
+WORKER_REQUESTS = frozenset({GET_STATUS, REGISTER_GRAPH, RUN_GRAPH, RECV_TENSOR,
+                             RECV_TENSORS, ABORT_STEP, DEREGISTER_GRAPH, CLEANUP_SESSION,
+                             RESET_CONTAINERS, LIST_STATE})
+
+
+class Streamed:
+    """A reply sent as several frames, one per item as it is ready (e.g. the
+    tensors of a ``RecvTensors`` request, in the order their senders produce
+    them). ``frames`` yields ``(header, tensors)``; every header but the last
+    says ``"more": True``. A failure part-way ends the stream with an error
+    frame."""
+
+    __slots__ = ("frames",)
+
+    def __init__(self, frames):
+        self.frames = frames
 
 GOODBYE = "Goodbye"   # not a request: the peer closes the connection on purpose
 

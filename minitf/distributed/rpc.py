@@ -143,6 +143,50 @@ class Channel:
         wire.raise_if_error(reply)
         return reply, out
 
+    def call_stream(self, header, tensors=(), deadline=None, what=None):
+        """Send one request whose reply comes as a stream of frames
+        (``protocol.Streamed``); yields ``(reply_header, reply_tensors)`` per
+        frame until one without ``"more"``. An error frame is raised as the
+        matching ``tf.errors`` class; the connection goes back to the pool
+        only once the stream has ended cleanly."""
+        what = what or "the reply to %s from %s" % (header.get("op"), self._where())
+        sending = "a %s request to %s" % (header.get("op"), self._where())
+        sock, reused = self._checkout(deadline)
+        clean = False
+        try:
+            try:
+                wire.send_frame(sock, header, tensors, deadline=deadline, what=sending)
+            except (BrokenPipeError, ConnectionResetError):
+                if not reused:
+                    raise
+                # As call(): a dead pooled connection never got the request.
+                sock.close()
+                sock = self._connect(deadline)
+                wire.send_frame(sock, header, tensors, deadline=deadline, what=sending)
+            while True:
+                try:
+                    reply, out = wire.recv_frame(sock, deadline=deadline, what=what)
+                except errors.DeadlineExceededError:
+                    raise
+                except (wire.WireError, OSError) as e:
+                    raise errors.UnavailableError(
+                        None, None, "Lost the connection to %s during %s: %s. The task may "
+                        "have died or been stopped." % (self._where(), header.get("op"), e)
+                    ) from None
+                if reply.get("error") is not None:
+                    clean = True           # an error frame ends the stream too
+                    wire.raise_if_error(reply)
+                more = reply.get("more", False)
+                yield reply, out
+                if not more:
+                    clean = True
+                    return
+        finally:
+            if clean:
+                self._checkin(sock)
+            else:
+                sock.close()   # stopped part-way: the stream is out of step now
+
     def wait_until_up(self, deadline=None, log=None, abandoned=None):
         """Block until the task answers a GetStatus call; returns its reply.
 

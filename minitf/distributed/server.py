@@ -331,7 +331,17 @@ class Server:
             return False
         peer.busy_since = time.monotonic()
         try:
-            reply, out = self.dispatch(header, tensors, peer)
+            result = self.dispatch(header, tensors, peer)
+            if isinstance(result, protocol.Streamed):
+                # Frames are made as their tensors become ready; an error
+                # while making one goes back as the stream's last frame.
+                for reply, out in result.frames:
+                    try:
+                        wire.send_frame(conn, reply, out)
+                    except OSError:
+                        return False
+                return True
+            reply, out = result
         except Exception as e:  # noqa: BLE001 - every failure goes back as a reply
             if not isinstance(e, errors.OpError):
                 _log("minitf server %s: %s while handling %s: %s"

@@ -32,11 +32,13 @@ Faults, and what ends each wait here:
 import itertools
 import random
 import threading
+import time
 
 from minitf.framework import errors
 from minitf.framework.graph import Graph
 from minitf.framework.op_def import DEAD
 from minitf.distributed import protocol
+from minitf.ops.sendrecv_ops import RECV
 from minitf.runtime.executor import Plan
 from minitf.runtime.step import StepState
 from minitf.runtime.plan_cache import PlanCache
@@ -65,6 +67,30 @@ class RemoteRendezvous(Rendezvous):
         reply, tensors = self._worker.channel(send_task).call(
             header, deadline=step.deadline, what="tensor %s from %s" % (tensor_name, send_task))
         return DEAD if reply.get("dead") else tensors[0]
+
+
+class _StepRendezvous:
+    """The worker's rendezvous as one step sees it: the keys that a stream
+    (``RecvTensors``, see :meth:`WorkerService.prefetch`) brings from their
+    senders are waited for here locally; any other key is pulled one by one."""
+
+    __slots__ = ("_base", "_local", "asked")
+
+    def __init__(self, base, local_keys):
+        self._base = base
+        self._local = local_keys
+        self.asked = {}    # key -> when the stream that brings it was asked for (us)
+
+    def asked_micros(self, key):
+        return self.asked.get(key)
+
+    def send(self, step_id, key, value):
+        self._base.send(step_id, key, value)
+
+    def receive(self, step, send_task, key, tensor_name, send_incarnation=None):
+        if key in self._local:   # the stream checked the sender's incarnation
+            return Rendezvous.receive(self._base, step, send_task, key, tensor_name)
+        return self._base.receive(step, send_task, key, tensor_name, send_incarnation)
 
 
 class _FixedPlacer:
@@ -99,6 +125,7 @@ class _Partition:
                          for name, rm in worker.resources.items()}
         self.pools, self.owns_pools = pools_for(config, "minitf-worker")
         self.plans = PlanCache(self._build)
+        self.streams = {}   # plan signature -> ({send task: [keys]}, every key)
 
     def _build(self, key):
         feed_names, fetch_names = key
@@ -109,6 +136,25 @@ class _Partition:
         targets = [op for op in graph.get_operations() if op not in fed_ops]
         return Plan(graph, fetches, targets, feeds, self.placer, self.contexts, self.pools,
                     fuse=fuse_elementwise(self.config), fold=fold_constants(self.config))
+
+    def streams_for(self, key, plan, task_name):
+        """The keys each other task sends this plan, to pull as one stream per
+        task: every ``_Recv`` outside a while loop (a loop's receives carry
+        their iteration in the key and are pulled one by one)."""
+        found = self.streams.get(key)
+        if found is None:
+            by_task, incarnations = {}, {}
+            if plan.frames is None:
+                for s in plan.nodes:
+                    op = s.op
+                    if op.type == RECV.name and op._attrs["send_task"] != task_name:
+                        send_task = op._attrs["send_task"]
+                        by_task.setdefault(send_task, []).append(op._attrs["key"])
+                        if op._attrs.get("send_incarnation"):
+                            incarnations[send_task] = op._attrs["send_incarnation"]
+            found = self.streams[key] = (by_task, frozenset(
+                k for keys in by_task.values() for k in keys), incarnations)
+        return found
 
     def close(self):
         if self.owns_pools:
@@ -142,6 +188,7 @@ class WorkerService:
             protocol.REGISTER_GRAPH: self._register_graph,
             protocol.RUN_GRAPH: self._run_graph,
             protocol.RECV_TENSOR: self._recv_tensor,
+            protocol.RECV_TENSORS: self._recv_tensors,
             protocol.ABORT_STEP: self._abort_step,
             protocol.DEREGISTER_GRAPH: self._deregister_graph,
             protocol.CLEANUP_SESSION: self._cleanup_session,
@@ -204,9 +251,12 @@ class WorkerService:
             raise errors.AbortedError(None, None, "Graph handle %s is not registered on %s "
                                       "(the server restarted?). Create a new session."
                                       % (handle, self.task_name))
-        plan = part.plans.get((tuple(feed_names), tuple(fetch_names)))
+        key = (tuple(feed_names), tuple(fetch_names))
+        plan = part.plans.get(key)
+        streams, streamed, incarnations = part.streams_for(key, plan, self.task_name)
         trace = Trace() if trace_on else None
-        step = StepState(deadline, step_id, self.rendezvous, trace)
+        step = StepState(deadline, step_id, _StepRendezvous(self.rendezvous, streamed)
+                         if streamed else self.rendezvous, trace)
         with self._lock:
             self._steps.setdefault(step_id, []).append(step)
         aborted = self.rendezvous.abort_error(step_id)   # an AbortStep came first
@@ -219,6 +269,11 @@ class WorkerService:
             peer.call_on_hangup(lambda: self.abort_step(
                 step_id, "Step aborted: the master that ran it (%s) hung up" % peer.name))
         try:
+            if streams:
+                blocking_pool = part.pools.get()[1]
+                for send_task, keys in streams.items():
+                    blocking_pool.submit(self.prefetch, step, send_task, keys,
+                                         incarnations.get(send_task))
             values = plan.run(feed_values, step)
         except errors.OpError as e:
             # The whole step has failed: drop what this part sent, now, rather
@@ -235,6 +290,47 @@ class WorkerService:
         if trace is not None:
             stats = protocol.stats_to_wire(trace.device_stats(), trace.transfers)
         return values, stats
+
+    def prefetch(self, step, send_task, keys, incarnation=None):
+        """Pull ``keys`` of ``step`` from ``send_task`` as one ``RecvTensors``
+        stream and leave each tensor in this worker's rendezvous as it comes,
+        for the ``_Recv`` waiting for it here: one request per peer and step
+        instead of one per tensor. A failure fails those ``_Recv`` ops."""
+        header = {"op": protocol.RECV_TENSORS, "step": step.step_id, "keys": list(keys),
+                  "deadline_ms": protocol.remaining_ms(step.deadline)}
+        if incarnation:
+            header["incarnation"] = incarnation
+        if step.trace is not None:
+            asked = time.time_ns() // 1000
+            step.rendezvous.asked.update((k, asked) for k in keys)
+        what = "tensors %s from %s" % (", ".join(k.split(";")[0] for k in keys), send_task)
+        try:
+            for reply, tensors in self.channel(send_task).call_stream(
+                    header, deadline=step.deadline, what=what):
+                self.rendezvous.send(step.step_id, reply["key"],
+                                     DEAD if reply.get("dead") else tensors[0])
+        except errors.OpError as e:
+            self.rendezvous.abort(step.step_id, e)
+        except BaseException as e:  # noqa: BLE001 - the waiting _Recv ops must hear of it
+            self.rendezvous.abort(step.step_id, errors.InternalError(
+                None, None, "%s while receiving %s: %s" % (type(e).__name__, what, e)))
+
+    def recv_tensors(self, step_id, keys, deadline, peer=None):
+        """The frames of a ``RecvTensors`` reply: each key's tensor as soon as
+        its ``_Send`` has run here, in that order (the request handler checked
+        the incarnation the receiver expects)."""
+        steps = self._steps.get(step_id) or []
+        cancelled = steps[0].cancelled if steps else None
+        waiting_for = ", ".join(k.split(";")[0] for k in keys)
+        left = len(keys)
+        for key, value in self.rendezvous.recv_many(
+                step_id, keys, deadline, cancelled, waiting_for,
+                peer.hung_up if peer is not None else None):
+            left -= 1
+            if value is DEAD:          # the sender's side of a tf.cond did not run
+                yield {"key": key, "dead": True, "more": left > 0}, []
+            else:
+                yield {"key": key, "more": left > 0}, [value]
 
     def _forget_step(self, step_id, step):
         with self._lock:
@@ -330,6 +426,16 @@ class WorkerService:
         if value is DEAD:              # the sender's side of a tf.cond did not run
             return {"dead": True}, []
         return {}, [value]
+
+    def _recv_tensors(self, header, tensors, peer):
+        keys = header.get("keys")
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            raise errors.InvalidArgumentError(None, None, "RecvTensors needs a non-empty "
+                                              "list of keys")
+        deadline = protocol.deadline_from_ms(header.get("deadline_ms"))
+        self._check_incarnation(header.get("incarnation"), "the tensors of step %d that the "
+                                "old process was to send are gone with it" % header["step"])
+        return protocol.Streamed(self.recv_tensors(header["step"], keys, deadline, peer))
 
     def _abort_step(self, header, tensors, peer):
         self.abort_step(header["step"], header.get("message", "step aborted"))

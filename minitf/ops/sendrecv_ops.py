@@ -59,6 +59,9 @@ def _recv_kernel(op, backend):
         value = step.rendezvous.receive(step, send_task, _key(key, ctx), tensor_name,
                                         send_incarnation)
         if step.trace is not None and not aux and value is not DEAD:
+            asked = step.rendezvous.asked_micros(key)
+            if asked is not None and asked < start:
+                start = asked
             wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
             if orig_itemsize is not None:  # compressed: bytes before and on the wire
                 nbytes = value.size * orig_itemsize

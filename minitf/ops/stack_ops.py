@@ -73,9 +73,10 @@ STACK_PUSH_V2 = declare(OpDef("StackPushV2", inputs=("handle", "elem"),
                               attrs=("T", "swap_memory"), gradient=NOT_DIFFERENTIABLE,
                               stateful=True, dead_when=CONTROLS, devices=_CPU,
                               kernel=_push_kernel))
+# So a pop may bring a dead value back (``makes_dead``), as a Switch does.
 STACK_POP_V2 = declare(OpDef("StackPopV2", inputs=("handle",), attrs=("elem_type",),
-                             gradient=NOT_DIFFERENTIABLE, stateful=True, devices=_CPU,
-                             kernel=_pop_kernel))
+                             gradient=NOT_DIFFERENTIABLE, stateful=True, makes_dead=True,
+                             devices=_CPU, kernel=_pop_kernel))
 
 
 def stack(elem_type, max_size=-1, name="Stack"):

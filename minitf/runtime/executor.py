@@ -36,6 +36,7 @@ An op whose input is *dead* (the untaken branch of a ``tf.cond``, see
 ``deadness.py``) is not run: its outputs are marked dead instead.
 """
 
+import collections
 import queue
 import time
 
@@ -44,7 +45,7 @@ from minitf.framework.op_def import DEAD, NOTHING
 from minitf.kernels import registry
 from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
 from minitf.runtime import constant_folding, copies, deadness, frames, fusion
-from minitf.runtime.node import Node
+from minitf.runtime.node import Node, annotate
 from minitf.runtime.step import KernelContext
 
 
@@ -59,52 +60,6 @@ def _fetched(values):
                 None, None, "Retval[%d] does not have value: it is on the branch of a "
                 "tf.cond that did not run this step" % i)
     return [read_ref(v) for v in values]
-
-
-# TF's names for dtypes in its messages (DataTypeString): "type float", not float32.
-_TF_TYPE_NAMES = {"float32": "float", "float64": "double", "float16": "half"}
-
-
-def _oom(exc, op, device):
-    """A kernel ran out of host memory: TF's ResourceExhaustedError, naming
-    the shape and type it could not allocate and the device. numpy's
-    MemoryError carries the shape and dtype; otherwise the op's static output
-    shape is the best guess."""
-    shape, dtype = getattr(exc, "shape", None), getattr(exc, "dtype", None)
-    if shape is None and op._outputs:
-        static = op._outputs[0].shape
-        shape = static.as_list() if static.is_fully_defined() else None
-        dtype = op._outputs[0].dtype.base_dtype.name
-    shape_text = "[%s]" % ",".join(str(int(d)) for d in shape) if shape is not None \
-        else " of unknown shape"
-    type_name = str(getattr(dtype, "name", dtype or "unknown"))
-    where = device.name if device is not None else (op.device or "its device")
-    allocator = device.device_type.lower() if device is not None else "cpu"
-    return errors.ResourceExhaustedError(
-        op.node_def, op, "OOM when allocating tensor with shape%s and type %s on %s by "
-        "allocator %s (%s)\n\t [[{{node %s}}]]" % (
-            shape_text, _TF_TYPE_NAMES.get(type_name, type_name), where, allocator,
-            exc or "out of memory", op.name))
-
-
-def annotate(exc, op, device=None):
-    """Attach the failing op to an error, TF style. A MemoryError becomes
-    ResourceExhaustedError (TF's OOM), other Python errors InternalError."""
-    if isinstance(exc, errors.OpError):
-        if exc.op is None:
-            exc._op = op
-            exc._node_def = op.node_def
-            exc._message = "%s\n\t [[{{node %s}}]]" % (exc._message, op.name)
-            exc.args = (exc._message,)
-        return exc
-    if isinstance(exc, MemoryError):
-        err = _oom(exc, op, device)
-        err.__cause__ = exc
-        return err
-    err = errors.InternalError(op.node_def, op, "%s in op %s (%s): %s\n\t [[{{node %s}}]]" % (
-        type(exc).__name__, op.name, op.type, exc, op.name))
-    err.__cause__ = exc
-    return err
 
 
 def _ops_of(node):
@@ -209,6 +164,9 @@ class Plan:
         self.may_be_dead = any(op.op_def is not None and op.op_def.makes_dead
                                for s in self.nodes for op in _ops_of(s))
         self.devices = sorted({s.device.name for s in self.nodes})
+        per_device = collections.Counter(s.device.name for s in self.nodes)
+        #: The device whose ops the dataflow executor runs in the caller's thread.
+        self.home_device = per_device.most_common(1)[0][0] if per_device else None
         self.contexts = contexts
         self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
         # With while loops, ops run once per iteration of their frame (frames.py).
@@ -248,24 +206,30 @@ class Plan:
         if self.may_be_dead and deadness.is_dead(s, ins, dead):
             dead[i] = True
             if s.n_out:
-                vals[s.out_base:s.out_base + s.n_out] = [DEAD] * s.n_out
+                vals[s.out_base:s.out_end] = [DEAD] * s.n_out
             return
         outs = self._call(s, ins, ctx)
         if s.n_out:
-            vals[s.out_base:s.out_base + s.n_out] = outs
+            vals[s.out_base:s.out_end] = outs
+
+    @staticmethod
+    def deref(s, ins, step):
+        """Read the variables node ``s`` takes by value (``s.deref``) into ``ins``."""
+        for j in s.deref:
+            value = ins[j]
+            if isinstance(value, VariableResource):
+                # Remember which version of the variable this step read, so
+                # an update later in the step can tell how stale it is.
+                step.read_versions.setdefault(value, value.version)
+                ins[j] = value.read()
 
     def _call(self, s, ins, ctx):
         """Run node ``s``'s kernel on ``ins``: read variable refs it takes by
         value, trace it, charge its GPU memory, and name the op in any error."""
         step = ctx.step
         try:
-            for j in s.deref:
-                value = ins[j]
-                if isinstance(value, VariableResource):
-                    # Remember which version of the variable this step read, so
-                    # an update later in the step can tell how stale it is.
-                    step.read_versions.setdefault(value, value.version)
-                    ins[j] = value.read()
+            if s.deref:
+                self.deref(s, ins, step)
             trace = step.trace
             if trace is None:
                 outs = s.compute(ctx, ins)
@@ -283,7 +247,34 @@ class Plan:
         return outs
 
     def _run_inline(self, vals, step):
-        ctx = self._context(self.nodes[0].device, step) if self.nodes else None
+        """The ops in creation order, in the caller's thread. Without dead
+        values to look for, a trace or GPU memory to account, this loop is all
+        a step does around its kernels (well under a microsecond per op)."""
+        nodes = self.nodes
+        if not nodes:
+            return
+        ctx = self._context(nodes[0].device, step)
+        if self.may_be_dead or step.trace is not None or step.memory is not None:
+            return self._run_inline_checked(vals, step, ctx)
+        cancelled = step.cancelled.is_set
+        deadline = step.deadline
+        for s in nodes:
+            ins = [vals[j] for j in s.inputs]
+            try:
+                if s.deref:
+                    self.deref(s, ins, step)
+                outs = s.compute(ctx, ins)
+            except Exception as e:  # noqa: BLE001 - every kernel failure is reported with its op
+                raise annotate(e, s.op, s.device) from None
+            if s.n_out:
+                vals[s.out_base:s.out_end] = outs
+            if cancelled():
+                raise errors.CancelledError(None, None, "Step was cancelled")
+            if deadline is not None and time.monotonic() > deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, "Timed out after running %s" % s.op.name)
+
+    def _run_inline_checked(self, vals, step, ctx):
         run_one = self._run_one
         deadline = step.deadline
         dead = [False] * len(self.nodes)
@@ -296,66 +287,98 @@ class Plan:
                     None, None, "Timed out after running %s" % s.op.name)
 
     def _run_dataflow(self, vals, step):
+        """Ready ops first, in the caller's thread where nothing is gained by
+        handing them over.
+
+        The caller is the scheduler *and* runs every non-blocking op of the
+        plan's home device (the device with most ops) itself: handing an op
+        to a pool thread costs tens of microseconds, more than most kernels.
+        Blocking ops (a dequeue, a receive) go to the blocking pool, so
+        they never hold up the rest; ops of the other devices go to the
+        inter-op pool, so devices overlap. A finished pool op comes back
+        through ``done``; the caller waits there only when nothing is ready.
+        """
+        nodes = self.nodes
         pool, blocking_pool = self._pools.get()
         done = queue.SimpleQueue()
         contexts = {name: self._context(s.device, step)
-                    for name, s in {s.device.name: s for s in self.nodes}.items()}
-        pending = [s.n_preds for s in self.nodes]
-        remaining = len(self.nodes)
-        dead = [False] * len(self.nodes)
+                    for name, s in {s.device.name: s for s in nodes}.items()}
+        pending = [s.n_preds for s in nodes]
+        remaining = len(nodes)
+        dead = [False] * len(nodes)
+        run_one = self._run_one
+        home = self.home_device
+        ready = collections.deque(i for i, s in enumerate(nodes) if s.n_preds == 0)
+        cancelled = step.cancelled
+
+        def check(s):
+            if cancelled.is_set():
+                raise errors.CancelledError(None, None, "Step was cancelled")
+            if step.deadline is not None and time.monotonic() > step.deadline:
+                raise errors.DeadlineExceededError(
+                    None, None, "Timed out before %s could start" % s.op.name)
 
         def work(i):
-            s = self.nodes[i]
+            s = nodes[i]
             try:
-                if step.cancelled.is_set():
-                    raise errors.CancelledError(None, None, "Step was cancelled")
-                if step.deadline is not None and time.monotonic() > step.deadline:
-                    raise errors.DeadlineExceededError(
-                        None, None, "Timed out before %s could start" % s.op.name)
-                self._run_one(i, vals, contexts[s.device.name], dead)
+                check(s)
+                run_one(i, vals, contexts[s.device.name], dead)
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))
 
-        def submit(i):
-            (blocking_pool if self.nodes[i].blocking else pool).submit(work, i)
-
-        for i, s in enumerate(self.nodes):
-            if s.n_preds == 0:
-                submit(i)
-        while remaining:
-            # Blocking ops watch the deadline themselves and fail cleanly (a
-            # dequeue puts back what it took). The scheduler only gives up on
-            # its own if an op ignores the deadline for DEADLINE_GRACE more.
-            timeout = step.time_left()
-            try:
-                if timeout is None:
-                    i, exc = done.get()
-                else:
-                    i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
-            except queue.Empty:
-                step.cancelled.set()
-                raise errors.DeadlineExceededError(
-                    None, None, "Timed out waiting for the step to finish: the deadline "
-                    "passed while ops were still running or blocked (%d not done)"
-                    % remaining) from None
-            remaining -= 1
-            if exc is not None:
-                # Cancel the rest: blocking kernels watch this flag; ops not yet
-                # started see it and stop. Their late results are discarded.
-                step.cancelled.set()
-                raise exc
-            for j in self.nodes[i].successors:
-                pending[j] -= 1
-                if pending[j] == 0:
-                    submit(j)
-
+        try:
+            while True:
+                while ready:
+                    i = ready.popleft()
+                    s = nodes[i]
+                    if s.blocking:
+                        blocking_pool.submit(work, i)
+                        continue
+                    if s.device.name != home:
+                        pool.submit(work, i)
+                        continue
+                    check(s)
+                    run_one(i, vals, contexts[home], dead)
+                    remaining -= 1
+                    for j in s.successors:
+                        pending[j] -= 1
+                        if pending[j] == 0:
+                            ready.append(j)
+                if not remaining:
+                    return
+                # Blocking ops watch the deadline themselves and fail cleanly (a
+                # dequeue puts back what it took). The scheduler only gives up on
+                # its own if an op ignores the deadline for DEADLINE_GRACE more.
+                timeout = step.time_left()
+                try:
+                    if timeout is None:
+                        i, exc = done.get()
+                    else:
+                        i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
+                except queue.Empty:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out waiting for the step to finish: the deadline "
+                        "passed while ops were still running or blocked (%d not done)"
+                        % remaining) from None
+                if exc is not None:
+                    raise exc
+                remaining -= 1
+                for j in nodes[i].successors:
+                    pending[j] -= 1
+                    if pending[j] == 0:
+                        ready.append(j)
+        except BaseException:
+            # Cancel the rest: blocking kernels watch this flag; ops not yet
+            # started see it and stop. Their late results are discarded.
+            cancelled.set()
+            raise
 
     def _run_frames(self, vals, step):
         """A step with while loops: values per (frame, iteration), frames.py."""
         nodes = self.nodes
         if self.inline:
-            return frames.run_structured(self, self.frames, vals, step, self._run_one,
+            return frames.run_structured(self, self.frames, vals, step,
                                          self._context(nodes[0].device, step))
         run = frames.FrameRun(self, self.frames, vals, step)
         may_be_dead = self.may_be_dead

@@ -49,6 +49,8 @@ import numpy as np
 
 from minitf.framework import errors
 from minitf.framework.op_def import ALL, ANY, CONTROLS, DEAD, ENTERS, EXITS, NEXT_ITERATION
+from minitf.runtime import deadness
+from minitf.runtime.node import annotate
 
 _ROOT = None
 
@@ -105,6 +107,50 @@ class FrameLayout:
         for i in range(n):
             self.members[self.frame_of[i]].append(i)
         self.order = self._static_orders(nodes, producer)
+        self._compile_programs(nodes)
+
+    def _compile_programs(self, nodes):
+        """What :func:`run_structured` walks: per frame, its static order as
+        ``(kind, node index or child frame name, node)`` instructions, and the
+        facts about dead values it needs without looking at the graph."""
+        consumers = collections.defaultdict(list)
+        for j, s in enumerate(nodes):
+            for slot in s.inputs:
+                consumers[slot].append(j)
+        self.enters_of = collections.defaultdict(list)
+        for i in range(len(nodes)):
+            if self.move[i] == ENTERS:
+                self.enters_of[self.child[i]].append(i)
+        # Per node that makes dead values (a Switch): who reads each of its outputs.
+        self.out_consumers = {}
+        # Per Merge: its (input position, slot, index value) in iteration 0 and after.
+        self.merge_choices = {}
+        self.program = {}
+        for frame, order in self.order.items():
+            program = []
+            for item in order:
+                if item.__class__ is tuple:
+                    program.append((_LOOP, item[1], None))
+                    continue
+                s = nodes[item]
+                if self.is_merge[item]:
+                    back = self.back_edge[item]
+                    loop = any(back)
+                    choices = [(pos, slot, np.int32(pos)) for pos, slot in enumerate(s.inputs)]
+                    self.merge_choices[item] = (
+                        tuple(c for c in choices if not loop or not back[c[0]]),
+                        tuple(c for c in choices if not loop or back[c[0]]))
+                    kind = _MERGE
+                elif self.move[item] == NEXT_ITERATION:
+                    kind = _NEXT
+                elif s.op.op_def is not None and s.op.op_def.makes_dead:
+                    self.out_consumers[item] = tuple(
+                        tuple(consumers[s.out_base + k]) for k in range(s.n_out))
+                    kind = _MAKES_DEAD
+                else:
+                    kind = _NODE
+                program.append((kind, item, s))
+            self.program[frame] = program
 
     def _static_orders(self, nodes, producer):
         """Per frame, an order to run one iteration of it in a single thread:
@@ -453,9 +499,12 @@ def _item_key(item):
     return item if isinstance(item, int) else -1
 
 
-def run_structured(plan, layout, vals, step, run_one, ctx):
+_LOOP, _MERGE, _NODE, _MAKES_DEAD, _NEXT = range(5)
+
+
+def run_structured(plan, layout, vals, step, ctx):
     """Run a plan with loops in the caller's thread: each frame one iteration at
-    a time, each iteration in its static order (``FrameLayout.order``).
+    a time, each iteration in its static order (``FrameLayout.program``).
 
     With one thread, iterations gain nothing from overlapping, so there is no
     per-(frame, iteration) bookkeeping: one list of values and one list of
@@ -463,59 +512,111 @@ def run_structured(plan, layout, vals, step, run_one, ctx):
     one before (a Merge takes its back edge, the NextIteration's slot, before
     that NextIteration runs again); a nested loop runs to its end where it
     stands in its parent's order; the loop ends after the iteration in which
-    no NextIteration carried a live value."""
+    no NextIteration carried a live value.
+
+    Dead values are looked for only where one can be: a node is *suspect*
+    once an op that feeds it made a dead value (a Switch's untaken output, a
+    skipped op's outputs), and only a suspect is checked against the dead
+    rules (deadness.py). Every other op just runs: in the LSTM of
+    tests/benchmarks/bench_rnn.py that skips the check for all but the few
+    ops an iteration's Switches touch. A loop whose Enters are dead (it sits
+    in an untaken cond branch) checks all its ops. The flags set in an
+    iteration are listed (``touched``) and cleared before the next one."""
     nodes = plan.nodes
-    dead = [False] * len(nodes)
+    n = len(nodes)
+    dead = [False] * n
+    suspect = [False] * n
+    frame_of = layout.frame_of
+    touched = {}                    # frame name -> flags set in its current iteration
+    out_consumers = layout.out_consumers
     deadline = step.deadline
-    cancelled = step.cancelled
+    cancelled = step.cancelled.is_set
+    plain = step.trace is None and step.memory is None
+    call = plan._call
+    deref = plan.deref
 
-    def run_frame(frame):
-        order = layout.order[frame]
-        k = 0
-        while True:
-            live_next = False
-            for item in order:
-                if item.__class__ is tuple:
-                    child = item[1]
-                    for j in layout.members[child]:
-                        dead[j] = False
-                    run_frame(child)
-                    continue
-                if layout.is_merge[item]:
-                    _merge(item, k)
-                else:
-                    run_one(item, vals, ctx, dead)
-                    if layout.move[item] == NEXT_ITERATION and not dead[item] and \
-                            vals[nodes[item].out_base] is not DEAD:
-                        live_next = True
-                if cancelled.is_set():
-                    raise errors.CancelledError(None, None, "Step was cancelled")
-                if deadline is not None and time.monotonic() > deadline:
-                    raise errors.DeadlineExceededError(
-                        None, None, "Timed out after running %s" % nodes[item].op.name)
-            if frame is _ROOT or not live_next:
-                return
-            k += 1
-            for j in layout.members[frame]:
-                dead[j] = False
+    def mark(j):
+        if not suspect[j]:
+            suspect[j] = True
+            flags = touched.get(frame_of[j])
+            if flags is None:
+                flags = touched[frame_of[j]] = []
+            flags.append(j)
 
-    def _merge(i, k):
-        s = nodes[i]
-        back = layout.back_edge[i]
-        loop = any(back)
+    def kill(i, s, mine):
+        """Node ``i`` is skipped: its outputs are dead, its successors suspect."""
+        dead[i] = True
+        mine.append(i)
+        if s.n_out:
+            vals[s.out_base:s.out_end] = [DEAD] * s.n_out
+        for j in s.successors:
+            mark(j)
+
+    def clear(flags):
+        for j in flags:
+            dead[j] = suspect[j] = False
+        flags.clear()
+
+    def merge(i, s, k, mine):
         if not any(dead[p] for p in s.control_preds):
-            for pos, slot in enumerate(s.inputs):
-                if loop and back[pos] != (k > 0):
-                    continue
+            for pos, slot, index in layout.merge_choices[i][k > 0]:
                 v = vals[slot]
                 if v is not DEAD and v is not None:
                     vals[s.out_base] = v
-                    vals[s.out_base + 1] = np.int32(pos)
+                    vals[s.out_base + 1] = index
                     return
-        dead[i] = True
-        vals[s.out_base] = vals[s.out_base + 1] = DEAD
+        kill(i, s, mine)
 
-    run_frame(_ROOT)
+    def run_frame(frame, check_all):
+        program = layout.program[frame]
+        mine = touched.get(frame)
+        if mine is None:
+            mine = touched[frame] = []
+        else:
+            clear(mine)          # left from this loop's last run (or marks from outside)
+        k = 0
+        while True:
+            live_next = False
+            for kind, i, s in program:
+                if kind == _LOOP:
+                    run_frame(i, check_all or any(dead[e] for e in layout.enters_of[i]))
+                    continue
+                if kind == _MERGE:
+                    merge(i, s, k, mine)
+                    continue
+                ins = [vals[j] for j in s.inputs]
+                if (check_all or suspect[i]) and deadness.is_dead(s, ins, dead):
+                    kill(i, s, mine)
+                    continue
+                if plain:
+                    try:
+                        if s.deref:
+                            deref(s, ins, step)
+                        outs = s.compute(ctx, ins)
+                    except Exception as e:  # noqa: BLE001 - reported with its op
+                        raise annotate(e, s.op, s.device) from None
+                else:
+                    outs = call(s, ins, ctx)
+                if s.n_out:
+                    vals[s.out_base:s.out_end] = outs
+                if kind == _NEXT:
+                    live_next = True
+                elif kind == _MAKES_DEAD:
+                    for out, value in enumerate(outs):
+                        if value is DEAD:
+                            for j in out_consumers[i][out]:
+                                mark(j)
+                if cancelled():
+                    raise errors.CancelledError(None, None, "Step was cancelled")
+                if deadline is not None and time.monotonic() > deadline:
+                    raise errors.DeadlineExceededError(
+                        None, None, "Timed out after running %s" % s.op.name)
+            if frame is _ROOT or not live_next:
+                return
+            k += 1
+            clear(mine)
+
+    run_frame(_ROOT, False)
     return [vals[slot] for slot in plan.fetch_slots]
 
 

@@ -3,7 +3,7 @@
 Tensors cross tasks by *pulling*: a ``_Send`` puts its input in its task's
 rendezvous under a key (tensor name; source device; destination device) and
 the step id; the ``_Recv`` (see ``minitf/ops/sendrecv_ops.py``) asks for that
-key and waits until it is there. On one task that is a wait on a condition
+key and waits until it is there. On one task that is a wait on an event
 variable; across tasks the receiving worker asks the sending worker, whose
 request handler waits in *its* rendezvous and replies with the bytes (see
 :class:`minitf.distributed.worker.RemoteRendezvous`). So workers exchange
@@ -27,22 +27,29 @@ MAX_ABORTED = 1000    # aborted steps remembered (so late senders fail fast)
 
 
 class Rendezvous:
-    """Tensors handed from ``_Send`` ops to whoever asks, keyed by (step, key)."""
+    """Tensors handed from ``_Send`` ops to whoever asks, keyed by (step, key).
+
+    A receiver that has to wait leaves an Event under each key it waits for;
+    a send sets only the events of its own key, so one arrival wakes only the
+    receivers of that tensor (not every thread waiting in the rendezvous)."""
 
     def __init__(self):
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()
         self._by_step = {}   # step id -> {key: value}: values sent, not yet received
+        self._waiters = {}   # (step id, key) -> [Event] of receivers waiting for it
         self._aborted = {}   # step id -> OpError, oldest first
 
     def send(self, step_id, key, value):
-        with self._cond:
+        with self._lock:
             if step_id in self._aborted:
                 return
             values = self._by_step.get(step_id)
             if values is None:
                 values = self._by_step[step_id] = {}
             values[key] = value
-            self._cond.notify_all()
+            waiting = self._waiters.pop((step_id, key), None)
+        for event in waiting or ():
+            event.set()
 
     def recv(self, step_id, key, deadline=None, cancelled=None, waiting_for="",
              abandoned=None):
@@ -51,32 +58,64 @@ class Rendezvous:
         Ends with the step's abort error, CancelledError when ``cancelled``
         (an Event) is set or ``abandoned()`` turns true, or
         DeadlineExceededError at ``deadline``."""
-        with self._cond:
-            while True:
+        for _, value in self.recv_many(step_id, (key,), deadline, cancelled,
+                                       waiting_for or key, abandoned):
+            return value
+
+    def recv_many(self, step_id, keys, deadline=None, cancelled=None, waiting_for="",
+                  abandoned=None):
+        """Take every key of ``keys`` of step ``step_id``, yielding ``(key, value)``
+        in the order they arrive (not the order asked): a key that waits for
+        its sender never holds up one that is already here. Ends as
+        :meth:`recv` does."""
+        left = set(keys)
+        while left:
+            event = threading.Event()
+            with self._lock:
+                got = []
                 values = self._by_step.get(step_id)
-                if values is not None and key in values:
-                    value = values.pop(key)
+                if values:
+                    got = [(k, values.pop(k)) for k in list(left) if k in values]
                     if not values:
                         del self._by_step[step_id]
-                    return value
-                err = self._aborted.get(step_id)
-                if err is not None:
-                    raise err
-                if cancelled is not None and cancelled.is_set():
-                    raise errors.CancelledError(None, None, "Step %d was cancelled while "
-                                                "waiting for %s" % (step_id, waiting_for))
-                if abandoned is not None and abandoned():
-                    raise errors.CancelledError(
-                        None, None, "Stopped waiting for %s of step %d: the peer that asked "
-                        "for it hung up" % (waiting_for or key, step_id))
-                wait = _POLL
-                if deadline is not None:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise errors.DeadlineExceededError(
-                            None, None, "Timed out waiting for %s" % (waiting_for or key))
-                    wait = min(wait, left)
-                self._cond.wait(wait)
+                if not got:
+                    err = self._aborted.get(step_id)
+                    if err is not None:
+                        raise err
+                    for k in left:
+                        self._waiters.setdefault((step_id, k), []).append(event)
+            if got:
+                for k, value in got:
+                    left.discard(k)
+                    yield k, value
+                continue
+            try:
+                while not event.is_set():
+                    what = waiting_for or ", ".join(sorted(left))
+                    if cancelled is not None and cancelled.is_set():
+                        raise errors.CancelledError(
+                            None, None, "Step %d was cancelled while waiting for %s"
+                            % (step_id, what))
+                    if abandoned is not None and abandoned():
+                        raise errors.CancelledError(
+                            None, None, "Stopped waiting for %s of step %d: the peer that "
+                            "asked for it hung up" % (what, step_id))
+                    wait = _POLL
+                    if deadline is not None:
+                        rest = deadline - time.monotonic()
+                        if rest <= 0:
+                            raise errors.DeadlineExceededError(
+                                None, None, "Timed out waiting for %s" % what)
+                        wait = min(wait, rest)
+                    event.wait(wait)
+            finally:
+                with self._lock:
+                    for k in left:
+                        waiting = self._waiters.get((step_id, k))
+                        if waiting is not None and event in waiting:
+                            waiting.remove(event)
+                            if not waiting:
+                                del self._waiters[(step_id, k)]
 
     def receive(self, step, send_task, key, tensor_name, send_incarnation=None):
         """What a ``_Recv`` kernel calls: the value ``send_task`` sent under ``key``
@@ -84,21 +123,29 @@ class Rendezvous:
         and checks ``send_incarnation``, the sending process it expects)."""
         return self.recv(step.step_id, key, step.deadline, step.cancelled, tensor_name)
 
+    def asked_micros(self, key):
+        """When the request for ``key`` left, if that was before its ``_Recv``
+        started (a stream asks for a step's tensors at once); else None."""
+        return None
+
     def abort(self, step_id, error):
         """Fail step ``step_id``: wake its waiters with ``error`` (the first
         error a step was aborted with is the one kept: it names the cause),
         drop what it left here, and drop what its late senders bring."""
-        with self._cond:
+        with self._lock:
             if step_id not in self._aborted:
                 self._aborted[step_id] = error      # newest last
             while len(self._aborted) > MAX_ABORTED:
                 del self._aborted[next(iter(self._aborted))]
             self._by_step.pop(step_id, None)
-            self._cond.notify_all()
+            woken = [e for k, events in self._waiters.items() if k[0] == step_id
+                     for e in events]
+        for event in woken:
+            event.set()
 
     def finish(self, step_id):
         """Drop whatever a finished step left behind (sends nobody received)."""
-        with self._cond:
+        with self._lock:
             self._by_step.pop(step_id, None)
 
     def abort_error(self, step_id):
@@ -111,5 +158,5 @@ class Rendezvous:
 
     def pending(self):
         """``{step id: number of values waiting}`` (for tests and inspection)."""
-        with self._cond:
+        with self._lock:
             return {s: len(v) for s, v in self._by_step.items()}
