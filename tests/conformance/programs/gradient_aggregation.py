@@ -34,3 +34,13 @@ def aggregation(colocate):
 
 aggregation(False)
 aggregation(True)
+
+# tf.tuple (and so gate_gradients=GATE_OP) keeps each gated copy with its tensor.
+with tf.Graph().as_default():
+    with tf.device("/job:w/task:1"):
+        a = tf.constant(1.0, name="a")
+    with tf.device("/job:w/task:0"):
+        b = tf.constant(2.0, name="b")
+        ta, tb = tf.tuple([a, b])
+    print("tuple copies:", ta.op.colocation_groups(), repr(ta.device),
+          tb.op.colocation_groups(), repr(tb.device))
