@@ -164,6 +164,8 @@ class Timeline:
         for dev in sorted(self._step_stats.dev_stats, key=lambda d: d.device):
             task = task_of(dev.device)
             for ns in dev.node_stats:
+                if ns.node_name == "RecvTensor":   # drawn from step_stats.transfers instead
+                    continue
                 start = int(ns.all_start_micros)
                 dur = max(int(ns.all_end_rel_micros), 0)
                 args = {"name": ns.node_name, "op": ns.op_type}
@@ -188,7 +190,7 @@ class Timeline:
             by_device.setdefault(dev.device, []).extend(
                 (ns.node_name, ns.op_type, int(ns.all_start_micros),
                  int(ns.all_start_micros) + int(ns.all_end_rel_micros))
-                for ns in dev.node_stats)
+                for ns in dev.node_stats if ns.node_name != "RecvTensor")
         for t in self._step_stats.transfers:
             start, end = int(t.start_micros), int(t.end_micros)
             fetch = t.tensor.endswith(" (fetch)")  # a result going back to the master

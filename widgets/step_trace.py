@@ -193,6 +193,8 @@ def _read_minitf(md, step):
     for dev in md.step_stats.dev_stats:
         device = canonical_device(dev.device)
         for ns in dev.node_stats:
+            if ns.node_name == "RecvTensor":   # TF's receive records: md.step_stats.transfers has them
+                continue
             start = int(ns.all_start_micros)
             outputs = [(o.tensor_description.dtype, list(o.tensor_description.shape or []),
                         int(o.tensor_description.requested_bytes)) for o in ns.output]

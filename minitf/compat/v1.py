@@ -303,6 +303,24 @@ def executing_eagerly():
     return False
 
 
+def disable_control_flow_v2():
+    """minitf always builds TF1's control flow: ``tf.while_loop`` and ``tf.cond``
+    are made of Enter/Merge/Switch/NextIteration/Exit ops (TF 2's functional
+    ``While`` and ``If`` ops are not part of it), so there is nothing to disable.
+    On TF 2 this call is what makes a graph's loops look like minitf's."""
+
+
+def enable_control_flow_v2():
+    raise errors.UnimplementedError(None, None, "minitf builds TF1's control flow only "
+                                    "(Enter/Merge/Switch/NextIteration/Exit); TF 2's "
+                                    "functional While and If ops are not part of it. Leave "
+                                    "control flow v2 disabled.")
+
+
+def control_flow_v2_enabled():
+    return False
+
+
 # -- sub-namespaces ------------------------------------------------------------------------------
 nn = _types.ModuleType("minitf.compat.v1.nn", "tf.nn: activations, losses, "
                         "convolutions, pooling, batch normalization.")

@@ -19,6 +19,7 @@ import time
 from minitf.framework import errors
 from minitf.runtime import runtimes
 from minitf.runtime.config import check_run_options
+from minitf.runtime.tracing import with_recv_tensor_stats
 from minitf.distributed import protocol
 from minitf.distributed.rpc import Channel
 
@@ -109,7 +110,7 @@ class RemoteRuntime:
             run_metadata.partition_graphs = reply.get("partitions") or []
             if reply.get("stats"):
                 dev_stats, transfers = protocol.stats_from_wire(reply["stats"])
-                run_metadata.step_stats.dev_stats = dev_stats
+                run_metadata.step_stats.dev_stats = with_recv_tensor_stats(dev_stats, transfers)
                 run_metadata.step_stats.transfers = transfers
         return values
 

@@ -90,7 +90,13 @@ def tuple_(tensors, name=None, control_inputs=None):
     out = []
     with graph.control_dependencies([gate]):
         for t in tensors:
-            out.append(None if t is None else array_ops.identity(t))
+            if t is None:
+                out.append(None)
+                continue
+            # As in TF (with_dependencies), each gated copy lives with its
+            # tensor: gating gradients must not move them to another task.
+            with graph.colocate_with(t):
+                out.append(array_ops.identity(t))
     return out
 
 

@@ -116,13 +116,34 @@ def _loop_inside(op, within):
     return found
 
 
-def _sum_grads(grads):
+def _sum_grads(graph, grads, op, colocate):
+    """One gradient for a tensor of ``op`` from its contributions (one per
+    consumer), summed as TF's ``_AggregatedGrads`` / ``_MultiDeviceAddN`` do:
+    first one ``AddN`` per device the contributions asked for, each placed with
+    its first contribution, then one ``AddN`` of those partial sums. With
+    ``colocate_gradients_with_ops`` that last sum runs where ``op`` runs, so
+    in a model split over tasks the gradients of a tensor that several tasks
+    read are added on the task that made it, and only the partial sums cross."""
     grads = [g for g in grads if g is not None]
     if not grads:
         return None
     if len(grads) == 1:
         return grads[0]
-    return math_ops.add_n(grads)
+    by_device = {}
+    # The walk runs from the last op made to the first, so reversed, the
+    # contributions come in the order their consumers were made, as in TF.
+    for g in reversed(grads):
+        by_device.setdefault(g.device or "", []).append(g)
+    with (graph.colocate_with(op) if colocate else _nothing()):
+        summands = []
+        for device in sorted(by_device):
+            group = by_device[device]
+            if len(group) == 1:
+                summands.append(group[0])
+                continue
+            with graph.colocate_with(group[0].op, ignore_existing=True):
+                summands.append(math_ops.add_n(group))
+        return summands[0] if len(summands) == 1 else math_ops.add_n(summands)
 
 
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False,
@@ -159,7 +180,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
               gate_gradients, within=None)
         result = []
         for x in xs:
-            g = _sum_grads(grads.get(x, []))
+            g = _sum_grads(graph, grads.get(x, []), x.op, colocate_gradients_with_ops)
             if g is not None and g.dtype.base_dtype != x.dtype.base_dtype:
                 g = math_ops.cast(g, x.dtype.base_dtype)
             result.append(g)
@@ -185,7 +206,8 @@ def _walk(graph, grads, between, stop_ops, x_set, colocate_gradients_with_ops, g
                 _loop_grad(graph, loop, grads, between, x_set, colocate_gradients_with_ops,
                            gate_gradients)
             continue
-        out_grads = [_sum_grads(grads.get(t, [])) for t in op._outputs]
+        out_grads = [_sum_grads(graph, grads.get(t, []), op, colocate_gradients_with_ops)
+                     for t in op._outputs]
         if op in stop_ops or all(g is None for g in out_grads):
             continue
         if not op._inputs:
@@ -223,7 +245,8 @@ def _walk(graph, grads, between, stop_ops, x_set, colocate_gradients_with_ops, g
 
 
 def _loop_grad(graph, loop, grads, between, x_set, colocate, gate):
-    exit_grads = [_sum_grads(grads.get(x.outputs[0], [])) for x in loop.exits]
+    exit_grads = [_sum_grads(graph, grads.get(x.outputs[0], []), x, colocate)
+                  for x in loop.exits]
     if all(g is None for g in exit_grads):
         return
 
@@ -240,7 +263,7 @@ def _loop_grad(graph, loop, grads, between, x_set, colocate, gate):
         inner = _between(ys, xs, blocked)
         # The walk stops at the body's inputs (an iteration's Identity, a captured Enter).
         _walk(graph, body, inner, {x.op for x in xs}, set(xs), colocate, gate, within=forward)
-        return [_sum_grads(body.get(x, [])) for x in xs]
+        return [_sum_grads(graph, body.get(x, []), x.op, colocate) for x in xs]
 
     results = while_gradients.build(graph, loop, exit_grads, needs_grad, body_grads)
     for t, g in results.items():

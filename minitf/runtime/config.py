@@ -139,8 +139,21 @@ class RunOptions(_Message):
                ("output_partition_graphs", False))
 
 
+class AllocationDescription(_Message):
+    """The memory a tensor took: TF's ``allocation_description``."""
+    _fields = (("requested_bytes", 0), ("allocated_bytes", 0))
+
+
 class TensorDescription(_Message):
+    """A tensor an op made: dtype, shape and bytes. ``requested_bytes`` is
+    minitf's short way; ``allocation_description.requested_bytes`` is where TF
+    keeps the same number, so code written for TF's step stats runs here too."""
     _fields = (("dtype", ""), ("shape", []), ("requested_bytes", 0))
+
+    @property
+    def allocation_description(self):
+        return AllocationDescription(requested_bytes=self.requested_bytes,
+                                     allocated_bytes=self.requested_bytes)
 
 
 class NodeOutput(_Message):

@@ -53,7 +53,8 @@ def step_stats_to_proto(step_stats):
             for out in n.output:
                 td = out.tensor_description
                 o = node.output.add(slot=int(out.slot))
-                o.tensor_description.dtype = dtypes.as_dtype(td.dtype).as_datatype_enum
+                if td.dtype:   # a RecvTensor record names no dtype, as in TF
+                    o.tensor_description.dtype = dtypes.as_dtype(td.dtype).as_datatype_enum
                 o.tensor_description.shape.CopyFrom(shape_to_proto(TensorShape(list(td.shape))))
                 alloc = o.tensor_description.allocation_description
                 alloc.requested_bytes = int(td.requested_bytes)

@@ -73,3 +73,59 @@ class Trace:
     def device_stats(self):
         return [DeviceStepStats(device=d, node_stats=sorted(n, key=lambda x: x.all_start_micros))
                 for d, n in sorted(self.by_device.items())]
+
+
+def task_of(device):
+    """``/job:worker/replica:0/task:1`` of a device name (the name itself if it has no task)."""
+    return "/".join(p for p in device.split("/") if not p.startswith("device:"))
+
+
+def recv_tensor_stats(transfers):
+    """TF's record of every tensor a task received from another task.
+
+    A TF worker that receives a tensor over the network adds one
+    ``NodeExecStats`` named ``RecvTensor`` to the receiving device's stats, with
+    the label ``[<bytes>B] [<rate>Mb/s] edge_<n>_<producer> from <src> to <dst>``
+    and the tensor's bytes in ``output[0]``. minitf writes the same records from
+    its :class:`~minitf.runtime.config.Transfer` list, so a program that counts
+    the bytes between tasks from ``step_stats.dev_stats`` gives the same answer
+    on both. A control edge carries no tensor: 0 bytes, as in TF (minitf's
+    ``transfers`` list counts the 1-byte token it sends). Copies inside one task
+    (host <-> GPU) are not network receives and are left out.
+
+    Returns ``{receiving device: [NodeExecStats, ...]}``.
+    """
+    by_device = {}
+    for edge, t in enumerate(transfers):
+        if "host" in (t.src_device, t.dst_device) or task_of(t.src_device) == task_of(t.dst_device):
+            continue
+        tensor = t.tensor[:-len(" (fetch)")] if t.tensor.endswith(" (fetch)") else t.tensor
+        control = tensor.startswith("^")
+        producer = tensor.lstrip("^")
+        if producer.endswith(":0"):
+            producer = producer[:-2]
+        nbytes = 0 if control else int(t.bytes)
+        micros = max(int(t.end_micros) - int(t.start_micros), 0)
+        rate = nbytes * 8 / micros if micros else 0.0   # bits per microsecond = Mb/s
+        label = "[%dB] [%.6fMb/s] edge_%d_%s from %s to %s" % (
+            nbytes, rate, edge, producer, t.src_device, t.dst_device)
+        by_device.setdefault(t.dst_device, []).append(NodeExecStats(
+            node_name="RecvTensor", op_type="RecvTensor", all_start_micros=int(t.start_micros),
+            op_start_rel_micros=0, op_end_rel_micros=micros, all_end_rel_micros=micros,
+            output=[NodeOutput(slot=0, tensor_description=TensorDescription(
+                dtype="", shape=[], requested_bytes=nbytes))],
+            timeline_label=label))
+    return by_device
+
+
+def with_recv_tensor_stats(dev_stats, transfers):
+    """``dev_stats`` with :func:`recv_tensor_stats` added to each receiving device."""
+    extra = recv_tensor_stats(transfers)
+    out = []
+    for dev in dev_stats:
+        nodes = list(dev.node_stats) + extra.pop(dev.device, [])
+        out.append(DeviceStepStats(device=dev.device,
+                                   node_stats=sorted(nodes, key=lambda x: x.all_start_micros)))
+    out.extend(DeviceStepStats(device=d, node_stats=sorted(n, key=lambda x: x.all_start_micros))
+               for d, n in sorted(extra.items()))
+    return out

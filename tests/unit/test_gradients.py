@@ -190,3 +190,45 @@ def test_grad_ys_may_be_one_tensor_and_lengths_must_match():
             tf.gradients([y, y], a, grad_ys=[tf.constant(1.0)])
         with pytest.raises(ValueError, match="Passed 2 grad_ys for 1 ys"):
             tf.gradients(y, a, grad_ys=[tf.constant(1.0), tf.constant(2.0)])
+
+
+def _two_task_fanout(colocate):
+    """``a`` (task 0) is read by two ops on task 0 and two on task 1."""
+    g = tf.Graph()
+    with g.as_default():
+        with tf.device("/job:w/task:0"):
+            x = tf.Variable(1.0, name="x")
+            a = tf.multiply(x, 2.0, name="a")
+            c1, c2 = tf.multiply(a, 4.0, name="c1"), tf.multiply(a, 5.0, name="c2")
+        with tf.device("/job:w/task:1"):
+            b1, b2 = tf.multiply(a, 3.0, name="b1"), tf.multiply(a, 6.0, name="b2")
+        with tf.device("/job:w/task:2"):
+            loss = tf.add_n([b1, b2, c1, c2], name="loss")
+        [gx] = tf.gradients(loss, [x], colocate_gradients_with_ops=colocate)
+    return g, gx
+
+
+def test_gradients_of_one_tensor_are_added_per_device_then_where_the_tensor_was_made():
+    g, _ = _two_task_fanout(colocate=True)
+    adds = {op.name: op for op in g.get_operations() if op.type == "AddN"
+            and op.name.startswith("gradients")}
+    assert sorted(adds) == ["gradients/AddN", "gradients/AddN_1", "gradients/AddN_2"]
+    # one partial sum per task, each with its first contribution ...
+    assert adds["gradients/AddN"].colocation_groups() == [b"loc:@c1"]
+    assert adds["gradients/AddN"].device == "/job:w/task:0"
+    assert adds["gradients/AddN_1"].colocation_groups() == [b"loc:@b1"]
+    assert adds["gradients/AddN_1"].device == "/job:w/task:1"
+    # ... and the total where `a` was made: only task 1's partial sum crosses
+    assert adds["gradients/AddN_2"].colocation_groups() == [b"loc:@a"]
+    assert [t.op.name for t in adds["gradients/AddN_2"].inputs] == \
+        ["gradients/AddN", "gradients/AddN_1"]
+
+
+def test_without_colocation_the_gradients_of_a_tensor_are_added_in_one_unpinned_addn():
+    g, _ = _two_task_fanout(colocate=False)
+    adds = [op for op in g.get_operations() if op.type == "AddN"
+            and op.name.startswith("gradients")]
+    assert len(adds) == 1 and adds[0].device == "" and len(adds[0].inputs) == 4
+    assert sorted(t.op.name for t in adds[0].inputs) == [
+        "gradients/b1_grad/mul", "gradients/b2_grad/mul", "gradients/c1_grad/mul",
+        "gradients/c2_grad/mul"]

@@ -28,8 +28,10 @@ def test_one_process_per_task_and_one_slice_per_op(step):
     assert sorted(processes.values()) == ["/job:local/replica:0/task:0",
                                           "/job:local/replica:0/task:1"]
     ops = events(trace, "X", "Op")
+    # TF's RecvTensor records are drawn as transfers (from step_stats.transfers), not as ops
     assert sorted(e["args"]["name"] for e in ops) == sorted(
-        ns.node_name for d in stats.dev_stats for ns in d.node_stats)
+        ns.node_name for d in stats.dev_stats for ns in d.node_stats
+        if ns.node_name != "RecvTensor")
     threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events(trace, "M")
                if e["name"] == "thread_name"}
     spans = {ns.node_name: (ns.all_start_micros, ns.all_end_rel_micros)
@@ -98,3 +100,26 @@ def test_a_transfer_arrow_starts_when_the_sender_was_ready(step):
         t = [t for t in stats.transfers if "recv " + t.tensor == e["name"]][0]
         if not t.tensor.endswith("(fetch)"):
             assert e["ts"] == min(t.start_micros, starts[t.tensor])
+
+
+def test_each_tensor_received_from_another_task_has_tfs_recv_tensor_record(step):
+    """TF's workers add one ``RecvTensor`` node per received tensor to the
+    receiver's step stats; minitf writes the same records from its transfers,
+    so code that counts bytes between tasks from dev_stats runs on both."""
+    import re
+    label = re.compile(r"^\[(\d+)B\] \[[^\]]*\] edge_\d+_(\S+) from (\S+) to (\S+)$")
+    stats = step.md.step_stats
+    records = [(d.device, ns) for d in stats.dev_stats for ns in d.node_stats
+               if ns.node_name == "RecvTensor"]
+    seen = set()
+    for device, ns in records:
+        nbytes, producer, src, dst = label.match(ns.timeline_label).groups()
+        assert device == dst
+        assert int(nbytes) == ns.output[0].tensor_description.allocation_description.requested_bytes
+        seen.add((producer, src.split("/")[3], dst.split("/")[3], int(nbytes)))
+    # x (1x4), w (4x3) and b cross to task 1; the result goes back to the master's task 0
+    assert {("x", "task:0", "task:1", 16), ("w/read", "task:0", "task:1", 48),
+            ("b/read", "task:0", "task:1", 4)} <= seen
+    assert any(p[1:3] == ("task:1", "task:0") and p[3] == 4 for p in seen)
+    cross = [t for t in stats.transfers if t.src_device.split("/")[3] != t.dst_device.split("/")[3]]
+    assert len(records) == len(cross)
