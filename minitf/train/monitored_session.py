@@ -13,6 +13,7 @@ It does what every distributed training script otherwise writes by hand:
   (input exhausted) inside the block ends training quietly, as in TF.
 """
 
+import logging
 import sys
 import time
 
@@ -26,9 +27,11 @@ from minitf.train.coordinator import Coordinator
 from minitf.train.hooks import (CheckpointSaverHook, SessionRunContext, SessionRunValues,
                                 StepCounterHook, SummarySaverHook, tensorboard_available)
 from minitf.train.queue_runner import start_queue_runners
+from minitf.train.checkpoint_management import get_checkpoint_state
 from minitf.train.saver import Saver, add_to_savers_collection, latest_checkpoint
 
 WAIT_LOG_EVERY = 5.0
+_logger = logging.getLogger("minitf.train")
 
 
 class Scaffold:
@@ -139,7 +142,12 @@ class MonitoredSession:
             path = latest_checkpoint(checkpoint_dir)
             if path is not None:
                 scaffold.saver.restore(self._sess, path)
-                self._log("minitf: chief restored the model from %s" % path)
+                # As TF's SessionManager: the saver takes over the checkpoints the
+                # previous run kept, so max_to_keep counts them too.
+                scaffold.saver.recover_last_checkpoints(
+                    get_checkpoint_state(checkpoint_dir).all_model_checkpoint_paths)
+                # INFO, as TF's "Restoring parameters from ...": not shown unless asked for.
+                _logger.info("Restoring parameters from %s", path)
                 restored = True
         if not restored:
             self._sess.run(scaffold.init_op, feed_dict=scaffold.init_feed_dict)

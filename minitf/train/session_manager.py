@@ -23,6 +23,7 @@ import time
 from minitf.framework import errors
 from minitf.framework.graph import get_default_graph
 from minitf.runtime.session import Session
+from minitf.train.checkpoint_management import get_checkpoint_state
 from minitf.train.saver import latest_checkpoint
 
 __all__ = ["SessionManager"]
@@ -79,6 +80,9 @@ class SessionManager:
             else:
                 return sess, False
         saver.restore(sess, path)
+        # As TF: take over the checkpoints the previous program kept, so that
+        # max_to_keep deletes the oldest of them too.
+        saver.recover_last_checkpoints(get_checkpoint_state(checkpoint_dir).all_model_checkpoint_paths)
         return sess, True
 
     def prepare_session(self, master, init_op=None, saver=None, checkpoint_dir=None,
