@@ -297,7 +297,7 @@ class Plan:
                 submit(i)
         while remaining:
             # Blocking ops watch the deadline themselves and fail cleanly (a
-            # dequeue puts back what it took). The scheduler only gives up on
+            # dequeue drops what it took, as TF). The scheduler only gives up on
             # its own if an op ignores the deadline for DEADLINE_GRACE more.
             timeout = step.time_left()
             try:

@@ -8,7 +8,6 @@ import os
 import tempfile
 
 import numpy as np
-
 from engine import tf
 
 rng = np.random.RandomState(0)
@@ -44,7 +43,7 @@ def kept(directory):
 
 
 def train(directory, hooks, **kwargs):
-    graph, op, feed, loss = build()
+    graph, op, feed, _ = build()
     steps = Steps()
     with graph.as_default():
         with tf.train.MonitoredTrainingSession(
