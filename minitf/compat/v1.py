@@ -31,8 +31,8 @@ from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: 
 from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
                                       PriorityQueue, QueueBase, RandomShuffleQueue)
 from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F401
-                               TextLineReader, WholeFileReader, decode_csv, read_file,
-                               string_to_number)
+                               TextLineReader, WholeFileReader, decode_csv, decode_raw,
+                               read_file, string_to_number)
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import special_math_ops as _special
 from minitf.ops import scan_ops as _scan_ops
@@ -513,6 +513,7 @@ gather = _array_ops.gather
 io = _types.ModuleType("minitf.compat.v1.io", "tf.io: reading and parsing files.")
 io.decode_csv = decode_csv
 io.read_file = read_file
+io.decode_raw = decode_raw
 strings = _types.ModuleType("minitf.compat.v1.strings", "tf.strings")
 strings.to_number = string_to_number
 from minitf import data  # noqa: E402,F401  (tf.data)

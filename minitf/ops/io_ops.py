@@ -201,6 +201,74 @@ def _string_to_number_kernel(op, backend):
     return compute
 
 
+# -- DecodeRaw --------------------------------------------------------------------------------
+# TF's DecodeRaw out_types, and the word TF's messages use for each element size.
+_RAW_TYPES = ("float16", "float32", "float64", "int32", "uint16", "uint8", "int16", "int8",
+              "int64", "complex64", "complex128", "bool", "bfloat16")
+_RAW_WORDS = {"float16": "Eigen::half", "float32": "float", "float64": "double",
+              "int32": "int", "uint16": "unsigned short", "uint8": "unsigned char",
+              "int16": "short", "int8": "signed char", "int64": "long",
+              "complex64": "std::complex<float>", "complex128": "std::complex<double>",
+              "bool": "bool", "bfloat16": "Eigen::bfloat16"}
+
+
+def _decode_raw_kernel(op, backend):
+    """Reinterpret each string's bytes as a vector of ``out_type``.
+
+    Loop: every string of the input (all must have the same length, a
+    multiple of the element size) becomes one row of ``len / size``
+    elements; the output has the input's shape plus that one dimension.
+    ``little_endian=False`` reads multi-byte elements big-endian."""
+    dtype = op.get_attr("out_type").base_dtype
+    little = bool(op._attrs.get("little_endian", True))
+    np_type = np.dtype(dtype.as_numpy_dtype)
+    stored = np_type.newbyteorder("<" if little else ">") if np_type.itemsize > 1 else np_type
+
+    def compute(ctx, inputs):
+        strings = inputs[0]
+        flat = [v if isinstance(v, bytes) else str(v).encode() for v in strings.reshape(-1)]
+        size = np_type.itemsize
+        width = len(flat[0]) if flat else 0
+        if width % size:
+            raise errors.InvalidArgumentError(
+                None, None, "Input to DecodeRaw has length %d that is not a multiple of %d, "
+                "the size of %s" % (width, size, _RAW_WORDS[dtype.name]))
+        for i, v in enumerate(flat):
+            if len(v) != width:
+                raise errors.InvalidArgumentError(
+                    None, None, "DecodeRaw requires input strings to all be the same size, "
+                    "but element %d has size %d != %d" % (i, width, len(v)))
+        out = np.frombuffer(b"".join(flat), dtype=stored).astype(np_type, copy=True)
+        return [out.reshape(strings.shape + (width // size,))]
+    return compute
+
+
+DECODE_RAW = declare(OpDef("DecodeRaw", inputs=("bytes",), attrs=("out_type", "little_endian"),
+                           gradient=NOT_DIFFERENTIABLE, kernel=_decode_raw_kernel))
+
+
+def decode_raw(input_bytes=None, out_type=None, little_endian=True, name=None, bytes=None):  # noqa: A002
+    """``tf.decode_raw``: the bytes of each string, read as numbers of
+    ``out_type`` (TF1's way to parse binary records, e.g. from a
+    ``FixedLengthRecordReader``). A scalar string gives a vector; a batch
+    of strings (all of one length) gives one row per string."""
+    if input_bytes is None:
+        input_bytes = bytes
+    if input_bytes is None or out_type is None:
+        raise ValueError("decode_raw needs the input strings and an out_type")
+    out_type = _dtypes.as_dtype(out_type).base_dtype
+    if out_type.name not in _RAW_TYPES:
+        raise TypeError("Value passed to parameter 'out_type' has DataType %s not in list of "
+                        "allowed values: %s" % (out_type.name, ", ".join(_RAW_TYPES)))
+    with name_scope(name, "DecodeRaw", []) as scope:
+        b = convert_to_tensor(input_bytes, dtype=_dtypes.string, name="bytes")
+        shape = TensorShape(None) if b.shape.ndims is None else \
+            TensorShape(b.shape.as_list() + [None])
+        return make_op(DECODE_RAW, [b], [out_type], [shape], name=scope,
+                       attrs={"out_type": out_type,
+                              "little_endian": bool(little_endian)}).outputs[0]
+
+
 # -- DecodeCSV ---------------------------------------------------------------------------------
 def split_csv(record, delim, use_quote, keep=None):
     """The fields of one CSV record, exactly as TF's DecodeCSV splits them

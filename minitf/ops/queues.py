@@ -25,8 +25,11 @@ out TF's order.
 
 Every wait watches the step: its deadline (DeadlineExceededError "Timed out
 waiting for notification") and its cancellation (CancelledError). A dequeue
-that gives up puts back whatever it had already taken, at the front, so a
-timeout never loses or duplicates an element.
+that gives up that way **drops** what it had already taken, as TF's queue
+kernels do (the elements were moved into the waiting dequeue, and a cancelled
+dequeue returns nothing): a ``dequeue_many(5)`` that times out holding 3
+elements loses those 3. ``summary()["dropped"]`` counts them. Only the closed
+queue's OutOfRangeError puts them back (above), and so does any other failure.
 """
 
 import collections
@@ -63,6 +66,7 @@ class QueueResource:
         self._items = self._new_store()
         self.enqueued = 0  # totals, for widgets and lessons
         self.dequeued = 0
+        self.dropped = 0   # taken by dequeues that then timed out or were cancelled (as TF: lost)
 
     # -- storage (subclasses change the order) -------------------------------------------
     def _new_store(self):
@@ -176,8 +180,13 @@ class QueueResource:
                         if len(taken) == wanted:
                             break
                     self._wait(step, "Dequeue")
+            except (errors.DeadlineExceededError, errors.CancelledError):
+                # As TF: a dequeue that timed out or was cancelled loses what it took.
+                self.dropped += len(taken)
+                raise
             except BaseException:
                 self._put_back(taken)
+                taken = []
                 raise
             finally:
                 self._dequeue_line.remove(ticket)
@@ -190,7 +199,7 @@ class QueueResource:
         return {"kind": self.kind, "type": self.type_name, "name": self.name,
                 "size": self.size(), "capacity": self.capacity, "closed": self.closed,
                 "dtypes": [d.name for d in self.dtypes], "enqueued": self.enqueued,
-                "dequeued": self.dequeued, "initialized": True}
+                "dequeued": self.dequeued, "dropped": self.dropped, "initialized": True}
 
     def nbytes(self):
         return sum(int(a.nbytes) for e in list(self._items) for a in e

@@ -158,6 +158,7 @@ class Plan:
                 self.nodes[p].successors.append(i)
         self.n_slots = n
         self.fetch_slots = fetch_slots
+        self.inline_order = _ready_order(self.nodes)
         # Only ops that make dead values (Switch; a _Recv may bring one from
         # another task) can make others dead: plans without them skip the
         # checks, which cost ~1 us per op.
@@ -278,8 +279,9 @@ class Plan:
         run_one = self._run_one
         deadline = step.deadline
         dead = [False] * len(self.nodes)
-        for i, s in enumerate(self.nodes):
+        for i in self.inline_order:
             run_one(i, vals, ctx, dead)
+            s = self.nodes[i]
             if step.cancelled.is_set():
                 raise errors.CancelledError(None, None, "Step was cancelled")
             if deadline is not None and time.monotonic() > deadline:
@@ -348,7 +350,7 @@ class Plan:
                 if not remaining:
                     return
                 # Blocking ops watch the deadline themselves and fail cleanly (a
-                # dequeue puts back what it took). The scheduler only gives up on
+                # dequeue drops what it took, as TF). The scheduler only gives up on
                 # its own if an op ignores the deadline for DEADLINE_GRACE more.
                 timeout = step.time_left()
                 try:
@@ -447,3 +449,26 @@ def prune(fetches, targets, fed):
                 stack.append(t.op)
         stack.extend(c for c in op._control_inputs if c not in replaced)
     return needed
+
+
+def _ready_order(nodes):
+    """The order one thread runs a single-device plan in: as TF's executor,
+    an op runs once its inputs are ready, first ready first run (ties in
+    creation order). So an op that needs only a variable (a hook's copy of
+    the global step, ``global_step + 0``) runs at the start of the step, before
+    the optimizer's update that needs the whole backward pass; creation order
+    would run it after an update created earlier. Nothing but data and control
+    edges orders two ops: a program must not rely on either order."""
+    pending = [s.n_preds for s in nodes]
+    ready = collections.deque(i for i, s in enumerate(nodes) if s.n_preds == 0)
+    order = []
+    while ready:
+        i = ready.popleft()
+        order.append(i)
+        for j in nodes[i].successors:
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+    if len(order) != len(nodes):    # a cycle the planner let through: keep creation order
+        return list(range(len(nodes)))
+    return order

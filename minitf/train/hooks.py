@@ -83,7 +83,7 @@ class StopAtStepHook(SessionRunHook):
         self._last_step = last_step
 
     def begin(self):
-        self._global_step = training_util.get_global_step()
+        self._global_step = training_util.get_or_create_global_step_read()
         if self._global_step is None:
             raise RuntimeError("Global step should be created to use StopAtStepHook.")
 
@@ -95,10 +95,10 @@ class StopAtStepHook(SessionRunHook):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values):
-        step = int(run_values.results)
+        # The fetched copy was read before this step's increment, hence + 1; read
+        # the variable again, as TF does, so we stop exactly at last_step.
+        step = int(run_values.results) + 1
         if step >= self._last_step:
-            # The step that was fetched was read before the update: read again,
-            # as TF does, so we stop exactly at last_step.
             step = int(run_context.session.run(self._global_step))
             if step >= self._last_step:
                 run_context.request_stop()
@@ -122,7 +122,7 @@ class CheckpointSaverHook(SessionRunHook):
         self._save_graph_def = save_graph_def
 
     def begin(self):
-        self._global_step = training_util.get_global_step()
+        self._global_step = training_util.get_or_create_global_step_read()
         if self._saver is None:
             savers = get_default_graph().get_collection(GraphKeys.SAVERS)
             self._saver = savers[0] if savers else add_to_savers_collection(Saver())
@@ -250,7 +250,7 @@ class SummarySaverHook(SessionRunHook):
             from minitf.summary.writer import FileWriterCache   # lazy: as _writer_or_none
             self._writer = FileWriterCache.get(self._output_dir)
         self._next_step = None
-        self._global_step = training_util.get_global_step()
+        self._global_step = training_util.get_or_create_global_step_read()
         if self._global_step is None:
             raise RuntimeError("Global step should be created to use SummarySaverHook.")
 
@@ -307,16 +307,16 @@ class StepCounterHook(SessionRunHook):
         if self._writer is None and self._output_dir:
             from minitf.summary.writer import FileWriterCache   # lazy: as _writer_or_none
             self._writer = FileWriterCache.get(self._output_dir)
-        self._global_step = training_util.get_global_step()
+        self._global_step = training_util.get_or_create_global_step_read()
         if self._global_step is None:
             raise RuntimeError("Global step should be created to use StepCounterHook.")
-        self._tag = self._global_step.op.name + "/sec"
+        self._tag = training_util.get_global_step().op.name + "/sec"
 
     def before_run(self, run_context):
         return SessionRunArgs(self._global_step)
 
     def after_run(self, run_context, run_values):
-        step = int(run_values.results)
+        step = int(run_values.results) + 1        # read before this step's increment
         if self._timer.should_trigger_for_step(step):
             step = int(run_context.session.run(self._global_step))
             elapsed = self._timer.update_last_triggered_step(step)

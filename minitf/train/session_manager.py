@@ -24,6 +24,7 @@ One difference from TF: ``recovery_wait_secs`` defaults to 0.2 seconds (TF: 30),
 because minitf's clusters run on one machine and come up in about a second.
 """
 
+import logging
 import math
 import sys
 import time
@@ -31,9 +32,11 @@ import time
 from minitf.framework import errors
 from minitf.framework.graph import get_default_graph
 from minitf.runtime.session import Session
+from minitf.train.checkpoint_management import get_checkpoint_state
 from minitf.train.saver import latest_checkpoint
 
 WAIT_LOG_EVERY = 5.0   # seconds between "waiting for the model" lines
+_logger = logging.getLogger("minitf.train")
 
 
 def _log(line):
@@ -87,7 +90,12 @@ class SessionManager:
             waited += self._recovery_wait_secs
             path = latest_checkpoint(checkpoint_dir)
         saver.restore(sess, path)
-        _log("minitf: restored the model from %s" % path)
+        # As TF: the saver takes over the checkpoints the previous program
+        # kept, so that max_to_keep deletes the oldest of them too; and TF's
+        # "Restoring parameters from ..." at INFO (not shown unless asked for).
+        saver.recover_last_checkpoints(
+            get_checkpoint_state(checkpoint_dir).all_model_checkpoint_paths)
+        _logger.info("Restoring parameters from %s", path)
         return sess, True
 
     def prepare_session(self, master, init_op=None, saver=None, checkpoint_dir=None,

@@ -49,6 +49,36 @@ def get_or_create_global_step(graph=None):
     return get_global_step(graph) or create_global_step(graph)
 
 
+GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
+
+
+def get_or_create_global_step_read(graph=None):
+    """A tensor that *copies* the global step's value when it runs: ``global_step + 0``.
+
+    Hooks fetch this, not the variable, alongside the training op. The copy
+    depends on nothing but the variable, so it runs at the start of the step,
+    before the optimizer's increment: the value a hook sees is the step count
+    *before* this step (TF's hooks, and ours, add 1). Fetching the variable
+    itself would give whatever the buffer holds when the step ends. One per
+    graph, kept in a collection (as TF's ``_get_or_create_global_step_read``);
+    None when the graph has no global step.
+    """
+    graph = graph or get_default_graph()
+    found = graph.get_collection(GLOBAL_STEP_READ_KEY)
+    if len(found) > 1:
+        raise RuntimeError("There are multiple items in collection %s. There should be only "
+                           "one." % GLOBAL_STEP_READ_KEY)
+    if found:
+        return found[0]
+    step = get_global_step(graph)
+    if step is None:
+        return None
+    with graph.as_default(), graph.name_scope(None), graph.name_scope(step.op.name + "/"):
+        read = step + 0
+    graph.add_to_collection(GLOBAL_STEP_READ_KEY, read)
+    return read
+
+
 def global_step(sess, global_step_tensor):
     """The current value of the global step, as a Python int."""
     return int(sess.run(global_step_tensor))

@@ -86,23 +86,36 @@ def test_dequeue_many_takes_elements_as_they_arrive():
     assert q.size() == 0
 
 
-def test_dequeue_timeout_puts_back_what_it_took():
+def test_dequeue_timeout_drops_what_it_took():
+    # As TF's queue kernels: the waiting dequeue held 1 and 2; timing out loses them.
     q = queues.QueueResource("q", 10, [tf.int32], [])
     q.enqueue(elems(1, 2), step())
     with pytest.raises(errors.DeadlineExceededError, match="Timed out waiting for notification"):
         q.dequeue(3, step(0.2))
-    assert ints(q.dequeue(2, step())) == [1, 2]     # same order, nothing lost
+    assert q.size() == 0
+    assert q.summary()["dropped"] == 2 and q.summary()["dequeued"] == 2
+    q.enqueue(elems(3), step())
+    assert ints(q.dequeue(None, step())) == [3]
 
 
-def test_dequeue_many_timeout_in_a_session_loses_nothing():
-    # minitf keeps what a timed-out dequeue_many had taken (TF 2.21 drops it).
+def test_dequeue_many_timeout_in_a_session_drops_what_it_took():
+    # TF 2.21's numbers (conformance program queue_timeout_drops): size 0 after.
     q = tf.FIFOQueue(10, tf.int32, shapes=[[]])
     with tf.Session(config=tf.ConfigProto(operation_timeout_in_ms=200)) as sess:
         sess.run(q.enqueue_many([[4, 5]]))
         with pytest.raises(tf.errors.DeadlineExceededError):
             sess.run(q.dequeue_many(3))
-        assert sess.run(q.size()) == 2
-        assert sess.run(q.dequeue_many(2)).tolist() == [4, 5]
+        assert sess.run(q.size()) == 0
+
+
+def test_closed_queue_puts_back_what_a_failed_dequeue_took():
+    q = queues.QueueResource("q", 10, [tf.int32], [])
+    q.enqueue(elems(1, 2), step())
+    q.close(False, step())
+    with pytest.raises(errors.OutOfRangeError, match="requested 3, current size 2"):
+        q.dequeue(3, step())
+    assert ints(q.dequeue(2, step())) == [1, 2]     # same order, nothing lost
+    assert q.summary()["dropped"] == 0
 
 
 def test_cancelled_step_stops_a_waiting_dequeue():
