@@ -65,13 +65,12 @@ def test_lesson_conventions(path):
         "the import cell starts with exactly these two lines (one swap makes it TF):\n"
         + IMPORT_CELL)
     for c in code:
-        if re.search(r"^\s*import minitf\.compat\.v1 as tf\b", c.source, re.M):
-            line = re.search(r"^\s*(import minitf\.compat\.v1 as tf\b.*)$", c.source, re.M)
-            assert line.group(1).startswith("import minitf.compat.v1 as tf"), line.group(1)
-        assert not re.search(r"\bimport minitf(\.compat)?\b(?!\.v1 as tf)|from minitf\.compat"
-                             r"\.v1 import", c.source) or "minitf-only" in tags(c), (
-            "only minitf-only cells import minitf other than by the import line: %r"
-            % c.source.splitlines()[0])
+        if "minitf-only" in tags(c):
+            continue
+        for line in re.findall(r"^\s*((?:from|import) minitf\b.*)$", c.source, re.M):
+            assert line.startswith("import minitf.compat.v1 as tf"), (
+                "a portable cell imports minitf only by the import line (the one line a TF "
+                "learner swaps); mark cells that need more minitf-only: %r" % line)
     opening = cells[1].source
     assert opening.startswith("# Lesson %d" % meta["lesson"])
     assert "What you will learn" in opening and "builds on" in opening
