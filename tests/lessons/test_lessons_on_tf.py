@@ -150,6 +150,8 @@ def run_on_tf(path, python):
                     pass
         proc.wait()
         try:   # the runner is gone; anything left in its process group is a leak
+            if run.timed_out:
+                raise ProcessLookupError   # already killed with the runner
             os.killpg(proc.pid, 9)
             run.leaked = True
         except (ProcessLookupError, PermissionError):
