@@ -96,7 +96,8 @@ def run(notebook, engine):
         emit({"cell": index, "status": "started"})
         del results[:]
         with capture_output(display=False) as captured:
-            result = shell.run_cell(source, store_history=True, silent=False)   # history: a trailing ";" hides the result
+            # store_history: IPython reads a trailing ";" (hide the result) from the history
+            result = shell.run_cell(source, store_history=True, silent=False)
         error = result.error_before_exec or result.error_in_exec
         record = {"cell": index, "status": "error" if error else "ran",
                   "stdout": captured.stdout}
