@@ -7,11 +7,18 @@ tagged ``nbval-check-output`` have their outputs compared. This file adds:
   wherever pytest is started from;
 * a time budget: each lesson must run in under ``LESSON_BUDGET_S`` seconds
   (kernel start included) and all of them in under ``TOTAL_BUDGET_S``;
-* a leak check: when a lesson's last cell has run, nothing may still listen
-  on that lesson's port range (23000 + 100 * lesson number, 100 ports), so
-  lessons can run in any order, or in parallel with ``-n 2 --dist loadfile``.
+* a leak check: when a lesson's last cell has run, no process the lesson
+  started may still be alive: no descendant of the kernel and no process in
+  the kernel's session (an orphaned grandchild keeps it), so no server of a
+  lesson outlives it or holds a port. Lessons pick free ports from the OS, so
+  they can run in any order, twice, or in parallel with ``-n 2 --dist
+  loadfile``. Servers a lesson runs inside the kernel itself
+  (``tf.test.create_local_cluster``: TF has no way to stop those) end with
+  the kernel. Leftovers are reported, then killed so they cannot spoil the
+  next lesson.
 """
-import socket
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -20,8 +27,6 @@ import pytest
 HERE = Path(__file__).resolve().parent
 LESSON_BUDGET_S = 60.0
 TOTAL_BUDGET_S = 600.0
-PORT_BASE = 23000
-PORTS_PER_LESSON = 100
 
 _started = {}    # notebook path -> time its first cell was announced
 _last_item = {}  # notebook path -> nodeid of its last cell
@@ -49,18 +54,47 @@ def pytest_runtest_logstart(nodeid, location):
         _started.setdefault(_file_of(nodeid), time.monotonic())
 
 
-def lesson_ports(path):
-    number = Path(path).name[:2]
-    if not number.isdigit():
-        return range(0)
-    start = PORT_BASE + PORTS_PER_LESSON * int(number)
-    return range(start, start + PORTS_PER_LESSON)
+def _processes():
+    """{pid: (ppid, session id, command line)} of every process, from /proc."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+            cmdline = Path("/proc", entry, "cmdline").read_bytes()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()   # after "pid (comm)": state ppid pgrp session
+        if fields[0] == "Z":
+            continue                             # a zombie holds no port and runs nothing
+        table[int(entry)] = (int(fields[1]), int(fields[3]),
+                             cmdline.replace(b"\0", b" ").decode(errors="replace").strip())
+    return table
 
 
-def listening(port):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.2)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def left_behind(kernel_pid):
+    """Processes the kernel started that are still alive: [(pid, command line)]."""
+    if not Path("/proc").is_dir():
+        return []
+    table = _processes()
+    if kernel_pid not in table:
+        return []
+    session = table[kernel_pid][1]
+    found, frontier = set(), {kernel_pid}
+    while frontier:
+        frontier = {pid for pid, (ppid, _, _) in table.items() if ppid in frontier} - found
+        found |= frontier
+    if session == kernel_pid:   # the kernel leads its own session: orphans keep its id
+        found |= {pid for pid, (_, sid, _) in table.items() if sid == session}
+    found.discard(kernel_pid)
+    return sorted((pid, table[pid][2]) for pid in found)
+
+
+def kernel_pid(item):
+    kernel = getattr(item.parent, "kernel", None)
+    provisioner = getattr(getattr(kernel, "km", None), "provisioner", None)
+    return getattr(provisioner, "pid", None)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -80,10 +114,17 @@ def pytest_runtest_makereport(item, call):
     if total > TOTAL_BUDGET_S:
         problems.append("the lessons so far took %.0f s together; the budget for all of "
                         "them is %.0f s" % (total, TOTAL_BUDGET_S))
-    left = [p for p in lesson_ports(path) if listening(p)]
+    pid = kernel_pid(item)
+    left = left_behind(pid) if pid else []
     if left:
-        problems.append("still listening after the last cell on port(s) %s: stop every "
-                        "server the lesson starts" % left)
+        problems.append("still running after the last cell: %s; stop every process the "
+                        "lesson starts (terminate, then wait)"
+                        % "; ".join("pid %d %s" % p for p in left))
+        for leftover, _ in left:
+            try:
+                os.kill(leftover, signal.SIGKILL)
+            except OSError:
+                pass
     if problems and rep.passed:
         rep.outcome = "failed"
         rep.longrepr = "%s:\n  %s" % (Path(path).name, "\n  ".join(problems))

@@ -2,14 +2,17 @@
 """Keep the lessons' launch links, their Colab install cell and the README's
 lessons table in sync with the repository URL in ``pyproject.toml``.
 
-The repository URL is written once, in ``[project.urls] Repository``. From it
-this script (re)writes:
+The repository URL is written once, in ``[project.urls] Repository``, and
+the release in ``[project] version``; the links and the install point at the
+release tag ``v<version>`` (``--ref`` chooses another), so a learner on Colab
+runs the lesson of a release against the minitf of that same release, never
+whatever ``main`` holds that day. From them this script (re)writes:
 
 * the first cell of every ``lessons/NN_*.ipynb``: a markdown cell tagged
   ``lesson-links`` with "Open in Binder" and "Open in Colab" badges;
 * the lesson's code cell tagged ``colab-install``: it installs minitf from
-  the repository (at ``--ref``, default ``main``) when the notebook runs on
-  Google Colab, and does nothing anywhere else;
+  the repository at that tag when the notebook runs on Google Colab, and does
+  nothing anywhere else;
 * the README section between ``<!-- lessons-table:start -->`` and
   ``<!-- lessons-table:end -->``: a Binder badge that opens lesson 1 and a
   table of the lessons (title, what it teaches, measured run time, links).
@@ -28,7 +31,6 @@ Usage::
 
 import argparse
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -38,7 +40,6 @@ LESSONS = ROOT / "lessons"
 README = ROOT / "README.md"
 PYPROJECT = ROOT / "pyproject.toml"
 
-DEFAULT_REF = "main"
 # The distribution is "minitf-edu": the PyPI name "minitf" is another project,
 # so Colab always installs from the repository, never by a bare name.
 DISTRIBUTION = "minitf-edu"
@@ -66,6 +67,26 @@ def repository_url(pyproject=PYPROJECT):
     if not url:
         sys.exit("pyproject.toml has no [project.urls] Repository")
     return url.rstrip("/").removesuffix(".git")
+
+
+def project_version(pyproject=PYPROJECT):
+    """``[project] version`` from pyproject.toml."""
+    text = pyproject.read_text(encoding="utf-8")
+    try:
+        import tomllib
+        version = tomllib.loads(text).get("project", {}).get("version")
+    except ModuleNotFoundError:  # Python 3.10: a narrow reading of that one key
+        section = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+        m = section and re.search(r'^\s*version\s*=\s*"([^"]+)"', section.group(1), re.M)
+        version = m.group(1) if m else None
+    if not version:
+        sys.exit("pyproject.toml has no [project] version")
+    return version
+
+
+def release_tag(pyproject=PYPROJECT):
+    """The git tag of this release: ``v`` + the version (``v0.1.0``)."""
+    return "v" + project_version(pyproject)
 
 
 def github_slug(url):
@@ -101,14 +122,14 @@ def links_cell_source(links, lesson_file):
 
 def install_cell_source(links):
     return (
-        "# On Google Colab this installs minitf from its repository; anywhere else\n"
-        "# (your machine, Binder) minitf is already installed and this does nothing.\n"
+        "# On Google Colab this installs minitf (release %s) from its repository; anywhere\n"
+        "# else (your machine, Binder) minitf is already installed and this does nothing.\n"
         "import sys\n"
         "\n"
         "if \"google.colab\" in sys.modules:\n"
         "    import subprocess\n"
         "    subprocess.run([sys.executable, \"-m\", \"pip\", \"install\", \"-q\",\n"
-        "                    \"%s\"], check=True)" % links.pip_requirement())
+        "                    \"%s\"], check=True)" % (links.ref, links.pip_requirement()))
 
 
 def format_time(seconds):
@@ -209,6 +230,9 @@ def execute(path):
     client.execute()
     seconds = time.perf_counter() - start
     nb.metadata.pop("widgets", None)  # saved widget state only breaks static views
+    for cell in nb.cells:   # a folded solution keeps no output: the learner runs it to see
+        if "solution" in cell.get("metadata", {}).get("tags", []):
+            cell.outputs, cell.execution_count = [], None
     nb.metadata.setdefault("minitf", {})["run_time_s"] = round(seconds, 1)
     nbformat.write(nb, path)
     return seconds
@@ -218,15 +242,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if any file is out of date")
-    parser.add_argument("--ref", default=DEFAULT_REF,
-                        help="branch or tag the links and the Colab install point at")
+    parser.add_argument("--ref", default=None,
+                        help="branch or tag the links and the Colab install point at "
+                             "(default: the release tag, v + [project] version)")
     parser.add_argument("--execute", nargs="*", metavar="LESSON",
                         help="run these lessons (all if none named) and record run times")
     args = parser.parse_args(argv)
     if args.check and args.execute is not None:
         parser.error("--check and --execute do not mix")
 
-    links = Links(repository_url(), args.ref)
+    links = Links(repository_url(), args.ref or release_tag())
     if args.execute is not None:
         for path in lesson_files(args.execute):
             seconds = execute(path)

@@ -10,9 +10,12 @@ of the TF venv (``scripts/setup_tf_oracle.sh`` prints it)::
     $MINITF_TF_PYTHON scripts/run_lesson_on_tf.py lessons/01_graphs_and_sessions.ipynb
 
 It prints one JSON object per line: ``{"cell": i, "status": "ran" | "skipped"
-| "error", "stdout": ..., "error": "ErrorClass: message"}``, each flushed
-before the next cell starts (so a cell that hangs is the one after the last
-line printed), then a last ``{"done": ...}`` line. ``--engine minitf`` runs the
+| "error", "stdout": ..., "error": "ErrorClass: message"}`` (a cell that ends
+in an expression also has ``"result"``: its text/plain, what Jupyter shows as
+``Out[n]``, kept out of ``stdout`` as nbval keeps it apart), each flushed
+before the next cell starts; a ``{"cell": i, "status": "started"}`` line comes
+before each cell runs, so a cell that hangs is the one whose start is the last
+line printed. A last ``{"done": ...}`` line ends the run. ``--engine minitf`` runs the
 same cells on minitf instead (the import is left alone), to compare the two.
 
 The lesson runs in a temporary copy of its folder, so the files it writes
@@ -46,6 +49,24 @@ def code_cells(notebook):
                 set(cell.get("metadata", {}).get("tags", []))
 
 
+def failing_line(error, source):
+    """"line N: text" of the cell line the error came through (the innermost
+    frame of the cell's own code: cells have no file on disk), or None."""
+    found = None
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not os.path.exists(code.co_filename) and code.co_filename.startswith(("<", "/tmp")):
+            found = tb.tb_lineno
+        tb = tb.tb_next
+    if error.__class__ is SyntaxError and getattr(error, "lineno", None):
+        found = error.lineno
+    lines = source.splitlines()
+    if found is None or not 1 <= found <= len(lines):
+        return None
+    return "line %d: %s" % (found, lines[found - 1].strip())
+
+
 def emit(record):
     print(json.dumps(record), flush=True)
 
@@ -58,6 +79,12 @@ def run(notebook, engine):
     os.environ.setdefault("MPLBACKEND", "Agg")
     shell = InteractiveShell.instance()
     shell.reset(new_session=True)
+    shell.run_line_magic("colors", "nocolor")   # tracebacks as plain text in the JSON
+    results = []
+    # A cell's last expression: keep its text/plain instead of printing "Out[n]: ...".
+    shell.displayhook.write_output_prompt = lambda: None
+    shell.displayhook.write_format_data = \
+        lambda format_dict, md_dict=None: results.append(format_dict.get("text/plain"))
     ran = errors = skipped = 0
     for index, source, tags in code_cells(notebook):
         if tags & SKIP_TAGS:
@@ -66,16 +93,24 @@ def run(notebook, engine):
             continue
         if engine == "tf":
             source = to_tf(source)
+        emit({"cell": index, "status": "started"})
+        del results[:]
         with capture_output(display=False) as captured:
-            result = shell.run_cell(source, store_history=False, silent=False)
+            # store_history: IPython reads a trailing ";" (hide the result) from the history
+            result = shell.run_cell(source, store_history=True, silent=False)
         error = result.error_before_exec or result.error_in_exec
         record = {"cell": index, "status": "error" if error else "ran",
                   "stdout": captured.stdout}
+        if results and results[-1] is not None:
+            record["result"] = results[-1]
         if error is not None:
             errors += 1
             record["error"] = "%s: %s" % (type(error).__name__, str(error).splitlines()[0]
                                           if str(error) else "")
             record["stderr"] = captured.stderr[-2000:]
+            line = failing_line(error, source)
+            if line:
+                record["line"] = line
         else:
             ran += 1
         emit(record)

@@ -43,7 +43,7 @@ from minitf.runtime.executor import Plan
 from minitf.runtime.step import StepState
 from minitf.runtime.plan_cache import PlanCache
 from minitf.runtime.rendezvous import Rendezvous
-from minitf.runtime.resource_manager import DEFAULT_CONTAINER, ResourceManager
+from minitf.runtime.resource_manager import ResourceManager
 from minitf.runtime.thread_pools import pools_for
 from minitf.runtime.config import fold_constants, fuse_elementwise
 from minitf.runtime.tracing import Trace
@@ -369,9 +369,10 @@ class WorkerService:
     def reset(self, containers):
         """Drop ``containers`` on every device; with none named, only the default
         container goes (what TF's workers really do): state made under
-        ``tf.container("name")`` survives until that name is reset."""
+        ``tf.container("name")`` survives until that name is reset. The default
+        container is named after the task's job, as in TF."""
         for rm in self.resources.values():
-            for c in containers or [DEFAULT_CONTAINER]:
+            for c in containers or [rm.default_container]:
                 rm.cleanup(c)
 
     def list_state(self, with_values=False):

@@ -11,11 +11,24 @@ buffer, until ``tf.Session.reset(target, containers)`` clears them.
 What a resource *is* (a variable's buffer, a queue, a reader) is defined with
 the ops that use it, in ``minitf/ops/`` (``variables.VariableResource``,
 ``queues.QueueResource``...); the manager only keeps them by name.
+
+State made outside any ``tf.container(...)`` goes to the *default container*,
+named, as in TF, after the job of the device: ``localhost`` in a local session
+(its devices are ``/job:localhost/...``), ``worker`` on a task of
+``/job:worker``, ``ps`` on a parameter server.
 """
 
 import threading
 
-DEFAULT_CONTAINER = "localhost"
+DEFAULT_CONTAINER = "localhost"   # the default container of a local session's devices
+
+
+def default_container_for(device_name):
+    """The default container of a device: its job's name (TF's ResourceMgr(job))."""
+    for part in device_name.split("/"):
+        if part.startswith("job:") and len(part) > 4:
+            return part[4:]
+    return DEFAULT_CONTAINER
 
 
 class ResourceManager:
@@ -23,11 +36,12 @@ class ResourceManager:
 
     def __init__(self, device_name=""):
         self.device_name = device_name
+        self.default_container = default_container_for(device_name)
         self._containers = {}
         self._lock = threading.Lock()
 
     def lookup_or_create(self, container, name, create):
-        container = container or DEFAULT_CONTAINER
+        container = container or self.default_container
         with self._lock:
             resources = self._containers.setdefault(container, {})
             resource = resources.get(name)
@@ -37,12 +51,12 @@ class ResourceManager:
 
     def lookup(self, container, name):
         with self._lock:
-            return self._containers.get(container or DEFAULT_CONTAINER, {}).get(name)
+            return self._containers.get(container or self.default_container, {}).get(name)
 
     def cleanup(self, container):
         """Drop one container and everything in it (``Session.reset``)."""
         with self._lock:
-            dropped = self._containers.pop(container or DEFAULT_CONTAINER, {})
+            dropped = self._containers.pop(container or self.default_container, {})
         for resource in dropped.values():
             close = getattr(resource, "close_for_reset", None)
             if close is not None:

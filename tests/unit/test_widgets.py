@@ -740,7 +740,7 @@ def test_cluster_view_says_when_it_refreshed(step):
 
 def test_cluster_view_lists_long_names_inside_the_card(step):
     view = ClusterView(step.cluster)
-    resources = view.tasks[0]["resources"][CPU0]["localhost"]
+    resources = view.tasks[0]["resources"][CPU0]["local"]   # the default container: the job's name, as in TF
     for i in range(12):
         resources["model/tower_3/encoder/layer_%d/attention/query/kernel/Adam_1" % i] = {
             "kind": "Variable", "dtype": "float32", "shape": [512, 512]}
