@@ -190,7 +190,7 @@ class Channel:
     def wait_until_up(self, deadline=None, log=None, abandoned=None):
         """Block until the task answers a GetStatus call; returns its reply.
 
-        With a deadline: UnavailableError naming the task when it passes.
+        With a deadline: DeadlineExceededError naming the task when it passes (TF's class).
         Without one: retry forever, logging a line every few seconds -- or
         until ``abandoned()`` turns true (whoever wanted the answer hung up:
         CancelledError).
@@ -210,7 +210,7 @@ class Channel:
             except (errors.UnavailableError, errors.DeadlineExceededError):
                 now = time.monotonic()
                 if deadline is not None and now >= deadline:
-                    raise errors.UnavailableError(
+                    raise errors.DeadlineExceededError(   # TF's class for it too
                         None, None, "%s did not come up before the deadline. Start its "
                         "server, or check the address in the ClusterSpec." % self._where()
                     ) from None
