@@ -231,7 +231,7 @@ def execute(path):
     seconds = time.perf_counter() - start
     nb.metadata.pop("widgets", None)  # saved widget state only breaks static views
     for cell in nb.cells:   # a folded solution keeps no output: the learner runs it to see
-        if "solution" in cell.get("metadata", {}).get("tags", []):
+        if {"solution", "build-solution"} & set(cell.get("metadata", {}).get("tags", [])):
             cell.outputs, cell.execution_count = [], None
     nb.metadata.setdefault("minitf", {})["run_time_s"] = round(seconds, 1)
     nbformat.write(nb, path)
