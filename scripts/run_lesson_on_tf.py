@@ -30,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-SKIP_TAGS = {"minitf-only", "colab-install"}
+SKIP_TAGS = {"minitf-only", "colab-install", "nbval-skip"}
 MINITF_IMPORT = re.compile(r"^(\s*)import minitf\.compat\.v1 as tf\b", re.MULTILINE)
 TF_IMPORT = r"\1import tensorflow.compat.v1 as tf"
 

@@ -49,7 +49,7 @@ DEFAULT_ORACLE = Path.home() / ".cache" / "minitf" / "tf-venv" / "bin" / "python
 LESSON_TIMEOUT_S = 240.0
 PARALLEL = max(3, min(6, os.cpu_count() or 2))
 MINITF_ONLY_SHARE = 0.25
-SKIP_TAGS = {"minitf-only", "colab-install"}
+SKIP_TAGS = {"minitf-only", "colab-install", "nbval-skip"}
 ENGINE_TAG = "output-differs-on-tf"
 
 
