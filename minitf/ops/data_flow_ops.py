@@ -337,8 +337,14 @@ def _normalize(dtypes, shapes, names, allow_unknown=False):
         dtypes = [dtypes]
     dtypes = [_dtypes.as_dtype(d).base_dtype for d in dtypes]
     if shapes is not None:
-        if len(shapes) and not isinstance(shapes[0], (list, tuple, TensorShape)) \
-                and len(dtypes) == 1:
+        # TF's rule (data_flow_ops._as_shape_list): one TensorShape, or a list
+        # of ints and Nones (the empty list included: a scalar), is one shape.
+        if isinstance(shapes, TensorShape):
+            shapes = [shapes]
+        if not isinstance(shapes, (list, tuple)):
+            raise TypeError("Shapes must be a TensorShape or a list or tuple of TensorShapes, "
+                            "got %s instead." % type(shapes))
+        if all(s is None or isinstance(s, int) for s in shapes):
             shapes = [shapes]
         shapes = [as_shape(s) for s in shapes]
         if len(shapes) != len(dtypes):

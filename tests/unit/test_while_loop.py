@@ -11,10 +11,10 @@ from minitf.runtime import frames
 TWO_CPUS = tf.ConfigProto(device_count={"CPU": 2})
 
 
-def _slow_loop(parallel):
-    """Each iteration multiplies a 600x600 matrix by itself (tens of ms), on a
-    second device so the plan runs on the thread pools; the counter does not
-    wait for the product, so iteration k+1 may start while k is busy."""
+def _slow_loop():
+    """Each iteration multiplies a 600x600 matrix by itself, on a second device
+    so the plan runs on the thread pools; the counter does not wait for the
+    product, so iteration k+1 could start while k is busy."""
     m = tf.constant(np.random.RandomState(0).rand(600, 600).astype(np.float32) / 600)
 
     def body(i, acc):
@@ -22,14 +22,13 @@ def _slow_loop(parallel):
             p = tf.reduce_sum(tf.matmul(m, m), name="product")
         return i + 1, acc + p
     return tf.while_loop(lambda i, a: i < 6, body, [0, tf.constant(0.0)],
-                         parallel_iterations=parallel)
+                         parallel_iterations=1)
 
 
-@pytest.mark.parametrize("parallel", [1, 2])
-def test_parallel_iterations_bounds_how_many_iterations_overlap(parallel):
+def test_one_parallel_iteration_runs_the_iterations_one_after_another():
     g = tf.Graph()
     with g.as_default():
-        _, total = _slow_loop(parallel)
+        _, total = _slow_loop()
         with tf.Session(config=TWO_CPUS) as s:
             md = tf.RunMetadata()
             s.run(total, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
@@ -39,11 +38,40 @@ def test_parallel_iterations_bounds_how_many_iterations_overlap(parallel):
     assert len(matmuls) == 6                        # one per iteration
     spans = sorted((ns.all_start_micros, ns.all_start_micros + ns.all_end_rel_micros)
                    for ns in matmuls)
-    overlaps = sum(1 for a, b in zip(spans, spans[1:]) if b[0] < a[1])
-    if parallel == 1:
-        assert overlaps == 0, spans     # iteration k+1 waits for iteration k to finish
-    else:
-        assert overlaps >= 1, spans     # two iterations' products ran at once
+    assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:])), spans
+
+
+def _pairing_loop(parallel):
+    """Each even iteration dequeues two items, its own and the next
+    iteration's: it can finish only if the next iteration runs beside it."""
+    q = tf.FIFOQueue(10, tf.int32, shapes=[])
+
+    def body(i, acc):
+        enq = q.enqueue(i)
+        with tf.control_dependencies([enq]):
+            got = tf.cond(tf.equal(i % 2, 0), lambda: tf.reduce_sum(q.dequeue_many(2)),
+                          lambda: tf.constant(0))
+        return i + 1, acc + got
+    return tf.while_loop(lambda i, a: i < 6, body, [0, 0],
+                         parallel_iterations=parallel)[1]
+
+
+@pytest.mark.parametrize("config", [None, TWO_CPUS], ids=["one thread", "thread pools"])
+def test_two_parallel_iterations_run_side_by_side(config):
+    g = tf.Graph()
+    with g.as_default():
+        total = _pairing_loop(2)
+        with tf.Session(config=config) as s:
+            assert s.run(total, options=tf.RunOptions(timeout_in_ms=5000)) == 15
+
+
+def test_one_parallel_iteration_never_starts_the_next_before_this_one_ends():
+    g = tf.Graph()
+    with g.as_default():
+        total = _pairing_loop(1)
+        with tf.Session() as s:
+            with pytest.raises(tf.errors.DeadlineExceededError):
+                s.run(total, options=tf.RunOptions(timeout_in_ms=300))
 
 
 @pytest.mark.parametrize("config", [None, TWO_CPUS], ids=["one thread", "thread pools"])
