@@ -137,7 +137,10 @@ class OpDef:
       values (see runtime/deadness.py); ``resource``: the op makes a resource
       (a variable, a queue...) whose empty ``container`` attr is filled from
       ``tf.container``; ``frame_move``: ENTERS, EXITS or NEXT_ITERATION for
-      the routing ops of ``tf.while_loop``.
+      the routing ops of ``tf.while_loop``; ``expensive``: the kernel does
+      much arithmetic per element it reads (a product, a convolution, a pool),
+      so with big inputs it pays to run it on a pool thread beside other
+      ready ops of its device, as TF's executor does (runtime/executor.py).
     kernels
       ``devices``: ``{device type: dtype names or ANY_DTYPE}`` - the kernel
       registry is built from this, keyed by (op, device type, dtype);
@@ -167,6 +170,7 @@ class OpDef:
     makes_dead: bool = False
     resource: bool = False
     frame_move: Optional[str] = None
+    expensive: bool = False
     devices: Mapping[str, object] = field(default_factory=lambda: {"CPU": ANY_DTYPE})
     dtype_attr: Optional[str] = None
     kernel: Optional[Callable] = None

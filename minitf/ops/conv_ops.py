@@ -375,7 +375,8 @@ CONV2D = declare(OpDef(
     attrs=("T", "strides", "use_cudnn_on_gpu", "padding", "explicit_paddings", "data_format",
            "dilations"),
     gradient=_conv2d_grad, devices={"CPU": _CONV_INT, "GPU": FLOAT_NAMES},
-    kernel=_conv2d_kernel, kernel_reads=BACKEND, examples=_conv2d_examples))
+    kernel=_conv2d_kernel, kernel_reads=BACKEND, examples=_conv2d_examples,
+    expensive=True))
 
 
 # ============================================================ Conv2DBackpropInput ===
@@ -428,7 +429,7 @@ CONV2D_BACKPROP_INPUT = declare(OpDef(
            "dilations"),
     gradient=_backprop_input_grad, devices={"CPU": _CONV_INT, "GPU": FLOAT_NAMES},
     kernel=_backprop_input_kernel, kernel_reads=BACKEND, host_memory_inputs=(0,),
-    examples=_backprop_input_examples))
+    examples=_backprop_input_examples, expensive=True))
 
 
 # =========================================================== Conv2DBackpropFilter ===
@@ -463,7 +464,7 @@ CONV2D_BACKPROP_FILTER = declare(OpDef(
            "dilations"),
     gradient=_backprop_filter_grad, devices={"CPU": FLOAT_NAMES, "GPU": FLOAT_NAMES},
     kernel=_backprop_filter_kernel, kernel_reads=BACKEND, host_memory_inputs=(1,),
-    examples=_backprop_filter_examples))
+    examples=_backprop_filter_examples, expensive=True))
 
 
 # ====================================================================== pooling ===
@@ -597,12 +598,14 @@ MAX_POOL = declare(OpDef(
     "MaxPool", inputs=("input",), attrs=_POOL_ATTRS + ("explicit_paddings",),
     gradient=_max_pool_grad, devices={"CPU": NUMBER_NAMES, "GPU": FLOAT_NAMES},
     kernel=_pool_kernel, kernel_reads=BACKEND,
-    examples=_pool_examples(lambda x, k, s, p, data_format: max_pool(x, k, s, p, data_format))))
+    examples=_pool_examples(lambda x, k, s, p, data_format: max_pool(x, k, s, p, data_format)),
+    expensive=True))
 AVG_POOL = declare(OpDef(
     "AvgPool", inputs=("value",), attrs=_POOL_ATTRS, gradient=_avg_pool_grad,
     devices={"CPU": FLOAT_NAMES, "GPU": FLOAT_NAMES}, kernel=_pool_kernel,
     kernel_reads=BACKEND,
-    examples=_pool_examples(lambda x, k, s, p, data_format: avg_pool(x, k, s, p, data_format))))
+    examples=_pool_examples(lambda x, k, s, p, data_format: avg_pool(x, k, s, p, data_format)),
+    expensive=True))
 
 
 def _max_pool_grad_kernel(op, backend):
@@ -658,12 +661,12 @@ MAX_POOL_GRAD = declare(OpDef(
     "MaxPoolGrad", inputs=("orig_input", "orig_output", "grad"),
     attrs=_POOL_ATTRS + ("explicit_paddings",),
     devices={"CPU": NUMBER_NAMES, "GPU": FLOAT_NAMES}, kernel=_max_pool_grad_kernel,
-    kernel_reads=BACKEND, examples=_max_pool_grad_examples))
+    kernel_reads=BACKEND, examples=_max_pool_grad_examples, expensive=True))
 AVG_POOL_GRAD = declare(OpDef(
     "AvgPoolGrad", inputs=("orig_input_shape", "grad"), attrs=_POOL_ATTRS,
     gradient=_avg_pool_grad_grad, devices={"CPU": FLOAT_NAMES, "GPU": FLOAT_NAMES},
     kernel=_avg_pool_grad_kernel, kernel_reads=BACKEND, host_memory_inputs=(0,),
-    examples=_avg_pool_grad_examples))
+    examples=_avg_pool_grad_examples, expensive=True))
 
 
 # ============================================================= the tf.nn functions ===

@@ -792,11 +792,13 @@ _MATMUL_CPU = ("int32", "int64") + FLOAT_NAMES
 MAT_MUL = declare(OpDef(
     "MatMul", inputs=("a", "b"), attrs=("T", "transpose_a", "transpose_b"),
     gradient=_matmul_grad, devices={"CPU": _MATMUL_CPU, "GPU": FLOAT_NAMES},
-    kernel=_matmul_kernel, kernel_reads=BACKEND, examples=_matmul_examples))
+    kernel=_matmul_kernel, kernel_reads=BACKEND, examples=_matmul_examples,
+    expensive=True))
 BATCH_MAT_MUL_V2 = declare(OpDef(
     "BatchMatMulV2", inputs=("x", "y"), attrs=("T", "adj_x", "adj_y"),
     gradient=_batch_matmul_grad, devices={"CPU": _MATMUL_CPU, "GPU": FLOAT_NAMES},
-    kernel=_matmul_kernel, kernel_reads=BACKEND, examples=_batch_matmul_examples))
+    kernel=_matmul_kernel, kernel_reads=BACKEND, examples=_batch_matmul_examples,
+    expensive=True))
 
 
 # ============================================================ the tf.* functions ===

@@ -169,7 +169,13 @@ class Plan:
         #: The device whose ops the dataflow executor runs in the caller's thread.
         self.home_device = per_device.most_common(1)[0][0] if per_device else None
         self.contexts = contexts
-        self.inline = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
+        #: One device and nothing that can block: a loop runs its iterations
+        #: one at a time in the caller's thread (frames.run_structured).
+        self.one_thread = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
+        #: ... and no two expensive ops that could run side by side: the whole
+        #: step runs inline (see the module docstring).
+        self.inline = self.one_thread and not (
+            getattr(pools, "width", 1) > 1 and _may_overlap(self.nodes))
         # With while loops, ops run once per iteration of their frame (frames.py).
         self.frames = frames.FrameLayout(self.nodes) if any(
             op.op_def is not None and op.op_def.frame_move is not None
@@ -292,13 +298,20 @@ class Plan:
         """Ready ops first, in the caller's thread where nothing is gained by
         handing them over.
 
-        The caller is the scheduler *and* runs every non-blocking op of the
+        The caller is the scheduler *and* runs the non-blocking ops of the
         plan's home device (the device with most ops) itself: handing an op
         to a pool thread costs tens of microseconds, more than most kernels.
         Blocking ops (a dequeue, a receive) go to the blocking pool, so
         they never hold up the rest; ops of the other devices go to the
-        inter-op pool, so devices overlap. A finished pool op comes back
-        through ``done``; the caller waits there only when nothing is ready.
+        inter-op pool, so devices overlap. On the home device too, an
+        expensive op with big inputs (a product, a convolution: ``OpDef.
+        expensive``) goes to the inter-op pool while other ops are ready,
+        as in TF's executor: two independent matrix products of one device
+        then run at once, each kernel within the session's
+        ``intra_op_parallelism_threads``. The last ready one runs here, so a
+        chain of products never pays for a hand-over. A finished pool op
+        comes back through ``done``; the caller waits there only when
+        nothing is ready.
         """
         nodes = self.nodes
         pool, blocking_pool = self._pools.get()
@@ -337,7 +350,8 @@ class Plan:
                     if s.blocking:
                         blocking_pool.submit(work, i)
                         continue
-                    if s.device.name != home:
+                    if s.device.name != home or (ready and s.expensive
+                                                 and _big_inputs(s, vals)):
                         pool.submit(work, i)
                         continue
                     check(s)
@@ -379,7 +393,7 @@ class Plan:
     def _run_frames(self, vals, step):
         """A step with while loops: values per (frame, iteration), frames.py."""
         nodes = self.nodes
-        if self.inline:
+        if self.one_thread:
             return frames.run_structured(self, self.frames, vals, step,
                                          self._context(nodes[0].device, step))
         run = frames.FrameRun(self, self.frames, vals, step)
@@ -415,6 +429,52 @@ class Plan:
             (blocking_pool if nodes[i].blocking else pool).submit(work, i, it, done)
 
         return run.run_pooled(submit, DEADLINE_GRACE)
+
+
+#: Input elements (all inputs together) from which an expensive op is worth a
+#: pool thread: a 128x128 float32 matrix product (2M multiply-adds, ~0.2 ms on
+#: one core) against the ~30 us a hand-over costs.
+BIG_INPUTS = 1 << 15
+
+
+def _big_inputs(s, vals):
+    return sum(getattr(vals[j], "size", 0) for j in s.inputs) >= BIG_INPUTS
+
+
+def _may_overlap(nodes):
+    """Whether two expensive nodes (``OpDef.expensive``; inputs not known to
+    be small) could run at once: neither needs the other. Every node's
+    expensive ancestors are a bit set (one Python int); in a chain each of
+    the E expensive nodes has all earlier ones as ancestors, E(E-1)/2 pairs
+    in all, and fewer pairs mean two nodes that do not depend on each other."""
+    bit = {}
+    for i, s in enumerate(nodes):
+        if s.expensive and not _known_small(s):
+            bit[i] = 1 << len(bit)
+    if len(bit) < 2:
+        return False
+    ancestors = [0] * len(nodes)
+    for i in _ready_order(nodes):
+        mine = ancestors[i] | bit.get(i, 0)
+        for j in nodes[i].successors:
+            ancestors[j] |= mine
+    ordered = sum(bin(ancestors[i]).count("1") for i in bit)
+    return ordered < len(bit) * (len(bit) - 1) // 2
+
+
+def _known_small(s):
+    """The op's inputs have static shapes whose elements add up to less than
+    BIG_INPUTS, so the executor would never hand it over."""
+    total = 0
+    for t in s.op._inputs:
+        shape = t.shape
+        if not shape.is_fully_defined():
+            return False
+        n = 1
+        for d in shape.as_list():
+            n *= d
+        total += n
+    return total < BIG_INPUTS
 
 
 def _variable_behind(op, i, after):

@@ -13,11 +13,12 @@ class Node:
     (``out_end = out_base + n_out``).
     ``members`` is None for an ordinary op; a fused node (fusion.py) lists the
     ops it replaced. ``allocator`` is the GPU allocator its outputs are
-    charged to (None on a CPU or for host-memory outputs)."""
+    charged to (None on a CPU or for host-memory outputs). ``expensive``:
+    the op's row says it is worth a pool thread (``OpDef.expensive``)."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out", "out_end",
                  "successors", "n_preds", "blocking", "members", "allocator",
-                 "control_preds", "dead_when")
+                 "control_preds", "dead_when", "expensive")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -36,6 +37,7 @@ class Node:
         self.control_preds = ()
         # (a host<->GPU copy has no row: it is dead when its input is)
         self.dead_when = op.op_def.dead_when if op.op_def is not None else ANY
+        self.expensive = op.op_def is not None and op.op_def.expensive
 
 
 # TF's names for dtypes in its messages (DataTypeString): "type float", not float32.

@@ -8,7 +8,11 @@ Measures, in one run:
 
 * a trivial ``sess.run`` (a scalar add, plan cached) in microseconds;
 * ``reduce_sum(a * 2 + 1)`` over 10M float32 against the same numpy expression;
-* a 1024x1024 float32 matmul against numpy.
+* a 1024x1024 float32 matmul against numpy;
+* two independent chains of four 400x400 float32 matmuls, on one device and on
+  two (``device_count={"CPU": 2}``), against numpy running them one after the
+  other: TF's executor runs ready ops of one device side by side, and so does
+  minitf's.
 
 Real TensorFlow runs the same programs in a subprocess when
 ``$MINITF_TF_PYTHON`` names a python that has it (see
@@ -61,6 +65,24 @@ def measure(tf):
         sess.run([v1.initializer, v2.initializer])
         out["matmul_1024"] = median(lambda: sess.run(prod))
         sess.close()
+
+    m = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
+    for key, devices in (("chains_one_device", ("/cpu:0", "/cpu:0")),
+                         ("chains_two_devices", ("/cpu:0", "/cpu:1"))):
+        g = tf.Graph()
+        with g.as_default():
+            ends = []
+            for k, device in enumerate(devices):
+                with tf.device(device):
+                    x = tf.Variable(m + k, name="start%d" % k)
+                    for _ in range(4):
+                        x = tf.matmul(x, m)
+                ends.append(tf.reduce_sum(x))
+            total = tf.add_n(ends)
+            sess = tf.Session(graph=g, config=tf.ConfigProto(device_count={"CPU": 2}))
+            sess.run(tf.global_variables_initializer())
+            out[key] = median(lambda: sess.run(total), repeats=15)
+            sess.close()
     return out
 
 
@@ -70,9 +92,21 @@ def measure_numpy():
     m1 = rng.standard_normal((1024, 1024)).astype(np.float32)
     m2 = rng.standard_normal((1024, 1024)).astype(np.float32)
     one, two = np.float32(1.0), np.float32(2.0)
+    m = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
+
+    def chains():
+        total = 0.0
+        for k in range(2):
+            x = m + k
+            for _ in range(4):
+                x = x @ m
+            total += np.sum(x)
+        return total
     return {"trivial_run": median(lambda: one + two, repeats=7, inner=20000),
             "chain_10M": median(lambda: np.sum(x * 2.0 + 1.0)),
-            "matmul_1024": median(lambda: np.sum(m1 @ m2))}
+            "matmul_1024": median(lambda: np.sum(m1 @ m2)),
+            "chains_one_device": median(chains, repeats=15),
+            "chains_two_devices": median(chains, repeats=15)}
 
 
 def main():
@@ -88,7 +122,9 @@ def main():
     real = run_under_tf(__file__, timeout=600)
     rows = [("trivial sess.run (scalar add)", "trivial_run", 1e6, "us"),
             ("reduce_sum(a*2+1), 10M float32", "chain_10M", 1e3, "ms"),
-            ("matmul 1024x1024 float32 (+sum)", "matmul_1024", 1e3, "ms")]
+            ("matmul 1024x1024 float32 (+sum)", "matmul_1024", 1e3, "ms"),
+            ("2 chains of 4 matmuls, one device", "chains_one_device", 1e3, "ms"),
+            ("the same, chains on two devices", "chains_two_devices", 1e3, "ms")]
     print("%-34s %12s %12s %12s %14s" % ("benchmark (median)", "minitf", "numpy", "real TF",
                                           "minitf/numpy"))
     for label, key, scale, unit in rows:

@@ -166,6 +166,50 @@ def test_intra_op_threads_is_every_kernel_threads_budget():
     assert seen["pool"] == (1, 1) and seen["caller"] == (1, 1)
 
 
+def _threads_of(fetch, config, names):
+    """Which thread ran each named op in one traced step."""
+    md = tf.RunMetadata()
+    with tf.Session(config=config) as sess:
+        sess.run(fetch, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                 run_metadata=md)
+    return {ns.node_name: ns.thread_id for d in md.step_stats.dev_stats
+            for ns in d.node_stats if ns.node_name in names}
+
+
+def _two_products(n):
+    a = tf.constant(np.ones((n, n), np.float32))
+    b = tf.constant(np.full((n, n), 2.0, np.float32))
+    return tf.matmul(a, a, name="first") + tf.matmul(b, b, name="second")
+
+
+@pytest.mark.parametrize("width", [2, 1])
+def test_independent_big_products_on_one_device_run_on_two_threads(width):
+    """TF's executor hands ready expensive ops to its inter-op pool whatever
+    their device; minitf does the same for big products, keeping the last
+    ready one in the caller's thread. With a one-thread pool all run inline."""
+    with tf.Graph().as_default():
+        total = _two_products(200)                 # inputs of 80,000 elements each
+        ran = _threads_of(total, tf.ConfigProto(inter_op_parallelism_threads=width,
+                                                intra_op_parallelism_threads=1),
+                          {"first", "second", "add"})
+    assert len(ran) == 3
+    if width == 2:
+        assert ran["first"] != ran["second"]
+        assert ran["add"] in (ran["first"], ran["second"])
+    else:
+        assert len(set(ran.values())) == 1
+
+
+def test_small_or_dependent_products_stay_in_the_callers_thread():
+    with tf.Graph().as_default():
+        small = _two_products(20)
+        a = tf.constant(np.ones((200, 200), np.float32))
+        chain = tf.matmul(tf.matmul(a, a, name="inner"), a, name="outer")
+        config = tf.ConfigProto(inter_op_parallelism_threads=2)
+        assert len(set(_threads_of(small, config, {"first", "second"}).values())) == 1
+        assert len(set(_threads_of(chain, config, {"inner", "outer"}).values())) == 1
+
+
 # -- on a server ------------------------------------------------------------------------------------
 def test_a_remote_session_ships_its_graph_options_to_the_workers():
     with LocalCluster({"worker": 1}) as cluster:
