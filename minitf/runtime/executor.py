@@ -306,12 +306,13 @@ class Plan:
         inter-op pool, so devices overlap. On the home device too, an
         expensive op with big inputs (a product, a convolution: ``OpDef.
         expensive``) goes to the inter-op pool while other ops are ready,
-        as in TF's executor: two independent matrix products of one device
-        then run at once, each kernel within the session's
-        ``intra_op_parallelism_threads``. The last ready one runs here, so a
-        chain of products never pays for a hand-over. A finished pool op
-        comes back through ``done``; the caller waits there only when
-        nothing is ready.
+        or running there, as in TF's executor: two independent matrix
+        products of one device then run at once, each kernel within the
+        session's ``intra_op_parallelism_threads``, and two chains of them
+        each keep a pool thread busy while the caller runs the cheap ops in
+        between. A product with nothing beside it runs here, so a single
+        chain never pays for a hand-over. A finished pool op comes back
+        through ``done``; the caller waits there only when nothing is ready.
         """
         nodes = self.nodes
         pool, blocking_pool = self._pools.get()
@@ -333,6 +334,8 @@ class Plan:
                 raise errors.DeadlineExceededError(
                     None, None, "Timed out before %s could start" % s.op.name)
 
+        busy = [0]              # ops handed to the inter-op pool, not yet done
+
         def work(i):
             s = nodes[i]
             try:
@@ -350,8 +353,9 @@ class Plan:
                     if s.blocking:
                         blocking_pool.submit(work, i)
                         continue
-                    if s.device.name != home or (ready and s.expensive
+                    if s.device.name != home or (s.expensive and (ready or busy[0])
                                                  and _big_inputs(s, vals)):
+                        busy[0] += 1
                         pool.submit(work, i)
                         continue
                     check(s)
@@ -379,6 +383,8 @@ class Plan:
                         % remaining) from None
                 if exc is not None:
                     raise exc
+                if not nodes[i].blocking:
+                    busy[0] -= 1
                 remaining -= 1
                 for j in nodes[i].successors:
                     pending[j] -= 1
