@@ -173,9 +173,13 @@ class Plan:
         #: one at a time in the caller's thread (frames.run_structured).
         self.one_thread = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
         #: ... and no two expensive ops that could run side by side: the whole
-        #: step runs inline (see the module docstring).
+        #: step runs inline (see the module docstring). A plan where two
+        #: could starts on the dataflow executor, which times its expensive
+        #: ops; from its second step on it keeps the pool only if two ops
+        #: that do not depend on each other were measured long enough.
         self.inline = self.one_thread and not (
             getattr(pools, "width", 1) > 1 and _may_overlap(self.nodes))
+        self._steps = 0
         # With while loops, ops run once per iteration of their frame (frames.py).
         self.frames = frames.FrameLayout(self.nodes) if any(
             op.op_def is not None and op.op_def.frame_move is not None
@@ -198,6 +202,10 @@ class Plan:
                 self._run_inline(vals, step)
             else:
                 self._run_dataflow(vals, step)
+                self._steps += 1
+                if self.one_thread and self._steps >= 2 and not _may_overlap(
+                        self.nodes, measured=True):
+                    self.inline = True
             return _fetched([vals[i] for i in self.fetch_slots])
         finally:
             if self.memory is not None:
@@ -304,9 +312,11 @@ class Plan:
         Blocking ops (a dequeue, a receive) go to the blocking pool, so
         they never hold up the rest; ops of the other devices go to the
         inter-op pool, so devices overlap. On the home device too, an
-        expensive op with big inputs (a product, a convolution: ``OpDef.
-        expensive``) goes to the inter-op pool while other ops are ready,
-        or running there, as in TF's executor: two independent matrix
+        expensive op (a product, a convolution: ``OpDef.expensive``) whose
+        kernel took at least HAND_OVER_SECONDS last time goes to the
+        inter-op pool while other ops are ready or running there, as in
+        TF's executor (which also learns its kernels' costs as it runs them
+        and keeps cheap ones inline): two independent matrix
         products of one device then run at once, each kernel within the
         session's ``intra_op_parallelism_threads``, and two chains of them
         each keep a pool thread busy while the caller runs the cheap ops in
@@ -340,7 +350,9 @@ class Plan:
             s = nodes[i]
             try:
                 check(s)
+                start = time.perf_counter()
                 run_one(i, vals, contexts[s.device.name], dead)
+                s.seconds = time.perf_counter() - start
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))
@@ -354,12 +366,17 @@ class Plan:
                         blocking_pool.submit(work, i)
                         continue
                     if s.device.name != home or (s.expensive and (ready or busy[0])
-                                                 and _big_inputs(s, vals)):
+                                                 and s.seconds >= HAND_OVER_SECONDS):
                         busy[0] += 1
                         pool.submit(work, i)
                         continue
                     check(s)
-                    run_one(i, vals, contexts[home], dead)
+                    if s.expensive:
+                        start = time.perf_counter()
+                        run_one(i, vals, contexts[home], dead)
+                        s.seconds = time.perf_counter() - start
+                    else:
+                        run_one(i, vals, contexts[home], dead)
                     remaining -= 1
                     for j in s.successors:
                         pending[j] -= 1
@@ -437,25 +454,32 @@ class Plan:
         return run.run_pooled(submit, DEADLINE_GRACE)
 
 
-#: Input elements (all inputs together) from which an expensive op is worth a
-#: pool thread: a 128x128 float32 matrix product (2M multiply-adds, ~0.2 ms on
-#: one core) against the ~30 us a hand-over costs.
-BIG_INPUTS = 1 << 15
+#: How long an expensive kernel must have run (its last run) for the executor
+#: to hand it to a pool thread when something else is ready: a hand-over and
+#: the wake-up cost tens of microseconds, so only kernels several times that
+#: long gain from running beside another (a 400x400 float32 product takes
+#: about 2 ms on one core; an MLP's 256x64 by 64x128 product 0.05 ms).
+HAND_OVER_SECONDS = 250e-6
+
+#: Static input elements below which an expensive op is never worth a thread
+#: (a 128x128 product: under HAND_OVER_SECONDS on any core).
+SMALL_INPUTS = 1 << 15
 
 
-def _big_inputs(s, vals):
-    return sum(getattr(vals[j], "size", 0) for j in s.inputs) >= BIG_INPUTS
+def _may_overlap(nodes, measured=False):
+    """Whether two expensive nodes (``OpDef.expensive``) could run at once:
+    neither needs the other. Without ``measured``, every expensive node
+    whose inputs are not known to be small counts (the plan has not run
+    yet); with it, those whose last run took HAND_OVER_SECONDS.
 
-
-def _may_overlap(nodes):
-    """Whether two expensive nodes (``OpDef.expensive``; inputs not known to
-    be small) could run at once: neither needs the other. Every node's
-    expensive ancestors are a bit set (one Python int); in a chain each of
-    the E expensive nodes has all earlier ones as ancestors, E(E-1)/2 pairs
-    in all, and fewer pairs mean two nodes that do not depend on each other."""
+    Every node's expensive ancestors are a bit set (one Python int); in a
+    chain each of the E expensive nodes has all earlier ones as ancestors,
+    E(E-1)/2 pairs in all, and fewer pairs mean two nodes that do not depend
+    on each other."""
     bit = {}
     for i, s in enumerate(nodes):
-        if s.expensive and not _known_small(s):
+        if s.expensive and (s.seconds >= HAND_OVER_SECONDS if measured
+                            else not _known_small(s)):
             bit[i] = 1 << len(bit)
     if len(bit) < 2:
         return False
@@ -469,8 +493,8 @@ def _may_overlap(nodes):
 
 
 def _known_small(s):
-    """The op's inputs have static shapes whose elements add up to less than
-    BIG_INPUTS, so the executor would never hand it over."""
+    """The op's inputs have static shapes of fewer than SMALL_INPUTS
+    elements in all."""
     total = 0
     for t in s.op._inputs:
         shape = t.shape
@@ -480,7 +504,7 @@ def _known_small(s):
         for d in shape.as_list():
             n *= d
         total += n
-    return total < BIG_INPUTS
+    return total < SMALL_INPUTS
 
 
 def _variable_behind(op, i, after):
