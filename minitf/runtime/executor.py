@@ -50,6 +50,7 @@ from minitf.runtime.step import KernelContext
 
 
 DEADLINE_GRACE = 1.0  # seconds
+ASYNC_POLL = 0.05     # seconds between the scheduler's checks of ops waiting without a thread
 
 
 def _fetched(values):
@@ -118,8 +119,10 @@ class Plan:
                         inputs[i] = slot_of[_variable_behind(op, i, after)]
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
-            self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
-                                   row.blocking))
+            node = Node(op, compute, device, inputs, deref, out_base, row.blocking)
+            if row.async_kernel is not None:
+                node.begin = row.async_kernel(op)
+            self.nodes.append(node)
         fetch_slots = [slot_of[t] for t in fetches]
         self.placement = {s.op.name: s.device.name for s in self.nodes}
         self.constants = {}
@@ -345,6 +348,50 @@ class Plan:
                     None, None, "Timed out before %s could start" % s.op.name)
 
         busy = [0]              # ops handed to the inter-op pool, not yet done
+        waiting = {}            # node -> what it waits for, for ops waiting without a thread
+        trace = step.trace
+
+        def begin(i):
+            """Start blocking node ``i``'s asynchronous kernel (a ``_Recv`` whose
+            tensor comes to this rendezvous): no thread waits for it; ``finish``
+            runs in the thread that brings the value. False: run it on a thread."""
+            s = nodes[i]
+            if step.memory is not None:
+                return False
+            ins = [vals[j] for j in s.inputs]
+            if self.may_be_dead and deadness.is_dead(s, ins, dead):
+                return False
+            start = time.time_ns() // 1000 if trace is not None else 0
+
+            def finish(outs, exc):
+                if exc is not None:
+                    done.put((i, annotate(exc, s.op, s.device)))
+                    return
+                if s.n_out:
+                    vals[s.out_base:s.out_end] = outs
+                if trace is not None:
+                    trace.record(s, start, time.time_ns() // 1000, outs, None)
+                done.put((i, None))
+            waiting[i] = s.op.name
+            what = s.begin(contexts[s.device.name], ins, finish)
+            if not what:
+                del waiting[i]
+                return False
+            if i in waiting:
+                waiting[i] = what
+            return True
+
+        def give_up_waiting():
+            i = min(waiting)
+            if cancelled.is_set():
+                raise annotate(errors.CancelledError(
+                    None, None, "Step %d was cancelled while waiting for %s"
+                    % (step.step_id, waiting[i])), nodes[i].op, nodes[i].device)
+            left = step.time_left()
+            if left is not None and left <= 0:
+                raise annotate(errors.DeadlineExceededError(
+                    None, None, "Timed out waiting for %s" % waiting[i]),
+                    nodes[i].op, nodes[i].device)
 
         def work(i):
             s = nodes[i]
@@ -363,7 +410,8 @@ class Plan:
                     i = ready.popleft()
                     s = nodes[i]
                     if s.blocking:
-                        blocking_pool.submit(work, i)
+                        if s.begin is None or not begin(i):
+                            blocking_pool.submit(work, i)
                         continue
                     if s.device.name != home or (s.expensive and (ready or busy[0])
                                                  and s.seconds >= HAND_OVER_SECONDS):
@@ -386,20 +434,29 @@ class Plan:
                     return
                 # Blocking ops watch the deadline themselves and fail cleanly (a
                 # dequeue drops what it took, as TF). The scheduler only gives up on
-                # its own if an op ignores the deadline for DEADLINE_GRACE more.
+                # its own if an op ignores the deadline for DEADLINE_GRACE more,
+                # or when an op that waits without a thread (``waiting``) is still
+                # waiting at the deadline or on cancellation.
                 timeout = step.time_left()
                 try:
-                    if timeout is None:
+                    if waiting:
+                        i, exc = done.get(timeout=ASYNC_POLL if timeout is None
+                                          else min(ASYNC_POLL, max(timeout, 0)))
+                    elif timeout is None:
                         i, exc = done.get()
                     else:
                         i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
                 except queue.Empty:
+                    if waiting:
+                        give_up_waiting()
+                        continue
                     raise errors.DeadlineExceededError(
                         None, None, "Timed out waiting for the step to finish: the deadline "
                         "passed while ops were still running or blocked (%d not done)"
                         % remaining) from None
                 if exc is not None:
                     raise exc
+                waiting.pop(i, None)
                 if not nodes[i].blocking:
                     busy[0] -= 1
                 remaining -= 1

@@ -20,7 +20,7 @@ class Node:
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out", "out_end",
                  "successors", "n_preds", "blocking", "members", "allocator",
-                 "control_preds", "dead_when", "expensive", "seconds")
+                 "control_preds", "dead_when", "expensive", "seconds", "begin")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -41,6 +41,7 @@ class Node:
         self.dead_when = op.op_def.dead_when if op.op_def is not None else ANY
         self.expensive = op.op_def is not None and op.op_def.expensive
         self.seconds = 0.0      # an expensive op's last kernel time (executor.py)
+        self.begin = None       # an asynchronous kernel's start (OpDef.async_kernel)
 
 
 # TF's names for dtypes in its messages (DataTypeString): "type float", not float32.
