@@ -352,6 +352,18 @@ class _ReferenceFill:
     def shuffle_permutation(self, philox, n):
         return _random_ref.shuffle_permutation(*self._key_counter(philox), n)
 
+    def words(self, philox, size):
+        return _random_ref.words(*self._key_counter(philox), size).astype(np.uint32)
+
+    @staticmethod
+    def shuffle_queue_pick(words, order, size):
+        out = np.empty(len(words), np.int64)
+        for j, w in enumerate(words.tolist()):
+            i = w % (size - j)
+            out[j] = order[i]
+            order[i] = order[size - 1 - j]
+        return out
+
     def multinomial(self, philox, logits, num_samples, shard_starts, output_dtype):
         return _random_ref.multinomial(*self._key_counter(philox), logits, num_samples,
                                        shard_starts, output_dtype)
@@ -364,10 +376,10 @@ def random_stream(seed, seed2):
     return _random_streams.GuardedPhiloxRandom(seed, seed2)
 
 
-def philox_words(seed, seed2):
+def shuffle_queue_picker(seed, seed2):
     if int(seed) == 0 and int(seed2) == 0:
         seed, seed2 = _random_streams.nondeterministic_seeds()
-    return _random_streams.PhiloxWords(seed, seed2)
+    return _random_streams.ShuffleQueuePicker(seed, seed2, fill=_FILL)
 
 
 def random_uniform(stream, shape, dtype):

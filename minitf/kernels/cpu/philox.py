@@ -506,6 +506,33 @@ def shuffle_signature():
     return numba.void(numba.uint64, numba.uint64, numba.uint64, numba.int64[::1])
 
 
+def shuffle_queue_pick_kernel(words, order, size, out):
+    """A ``RandomShuffleQueue`` taking ``k = out.size`` elements: TF's
+    ``DequeueLocked``, once per word.
+
+    ``order[:size]`` holds the queue's elements (as slots of its storage) in
+    TF's vector order. Each take removes the element at ``word % size`` and
+    moves the last one into the hole, so the next word sees one element less::
+
+        for j in range(k):
+            i = words[j] % (size - j)          # uint32 % size, as in TF
+            out[j] = order[i]
+            order[i] = order[size - 1 - j]
+
+    Serial: each take depends on the ones before. ``order`` is changed in
+    place; after the call its first ``size - k`` entries are what is left.
+    """
+    for j in range(out.size):
+        live = size - j
+        i = np.int64(np.uint64(words[j]) % np.uint64(live))
+        out[j] = order[i]
+        order[i] = order[live - 1]
+
+
+def shuffle_queue_pick_signature():
+    return numba.void(numba.uint32[::1], numba.int64[::1], numba.int64, numba.int64[::1])
+
+
 # ----------------------------------------------------------- multinomial ----
 
 @numba.njit(inline="always")
