@@ -109,12 +109,12 @@ def _enqueue_kernel(op, backend):
                 raise errors.InvalidArgumentError(
                     None, None, "Expected all components to have the same size in the first "
                     "dimension: %s" % [list(v.shape) for v in values])
-            # One copy of the whole block: the queue keeps it (the caller's
-            # arrays, a feed or a variable's buffer, may change later).
-            block = tuple(np.array(v, order="C") for v in values)
+            # One copy of the whole block (TF copies the rows too): the queue
+            # keeps it, while the caller's arrays (a feed, a variable) may change.
+            queue.enqueue(tuple(np.array(v, order="C") for v in values), ctx.step)
         else:
-            block = tuple(np.array(v, order="C")[np.newaxis] for v in values)
-        queue.enqueue(block, ctx.step)
+            # TF keeps the tensor itself: an element is read when dequeued.
+            queue.enqueue(tuple(v[np.newaxis] for v in values), ctx.step, owned=False)
         return []
     return compute
 
@@ -399,8 +399,11 @@ class PriorityQueue(QueueBase):
     """Dequeues the element with the smallest priority first. Every element
     starts with an int64 priority: ``enqueue((priority, value, ...))``."""
 
-    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
+    def __init__(self, capacity, types, shapes, names=None, shared_name=None,
                  name="priority_queue"):
+        if shapes is None:
+            raise TypeError("Expected list for 'shapes' argument to 'priority_queue_v2' Op, "
+                            "not None.")
         types, shapes, names = _normalize(types, shapes, names)
         dtypes = [_dtypes.int64] + types
         shapes = [TensorShape([])] + shapes if shapes else []

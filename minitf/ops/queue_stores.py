@@ -9,17 +9,21 @@ not a thousand Python tuples.
 
 Every store has the same five operations, all called with the queue's lock held:
 
-``put(block, start, stop)``
-    append rows ``start:stop`` of ``block`` (the store may keep views of it:
-    the queue copied the block once, when the enqueue kernel handed it over);
+``put(block, start, stop, owned)``
+    append rows ``start:stop`` of ``block``. ``owned``: the block is the
+    queue's own (``enqueue_many`` copied it once), so the store may keep views
+    of it and hand them out. Not owned: a plain ``enqueue``'s element, kept as
+    the caller's arrays and read when it is dequeued, as TF keeps the tensor
+    itself (a variable enqueued and then changed in place comes out changed);
 ``take(k) -> taken``
     remove ``k`` rows, in the queue's dequeue order;
 ``put_back(taken_list)``
     undo takes (a dequeue that fails on a closed queue), in TF's order;
 ``drop(taken_list)``
     forget takes (a dequeue that timed out or was cancelled loses them);
-``blocks(taken_list) -> list of blocks``
-    the rows taken, as blocks, in order (the queue then stacks or pads them).
+``blocks(taken_list) -> list of (block, owned)``
+    the rows taken, as blocks, in order (the queue then stacks or pads them;
+    an owned block may be handed out as it is).
 
 Three stores, one per order:
 
@@ -63,29 +67,29 @@ class BlockStore:
     """First in, first out: a deque of blocks, the oldest on the left."""
 
     def __init__(self, dtypes, shapes):
-        self._blocks = collections.deque()
+        self._blocks = collections.deque()     # (block, owned) pairs
         self.size = 0
 
-    def put(self, block, start, stop):
+    def put(self, block, start, stop, owned):
         if start != 0 or stop != rows(block):
             block = tuple(c[start:stop] for c in block)
-        self._blocks.append(block)
+        self._blocks.append((block, owned))
         self.size += stop - start
 
     def take(self, k):
-        """A list of blocks holding the next ``k`` rows (views, nothing copied)."""
+        """``(block, owned)`` pairs holding the next ``k`` rows (views, nothing copied)."""
         taken = []
         blocks = self._blocks
         while k:
-            head = blocks[0]
+            head, owned = blocks[0]
             n = rows(head)
             if n <= k:
                 taken.append(blocks.popleft())
                 k -= n
                 self.size -= n
             else:
-                taken.append(tuple(c[:k] for c in head))
-                blocks[0] = tuple(c[k:] for c in head)
+                taken.append((tuple(c[:k] for c in head), owned))
+                blocks[0] = (tuple(c[k:] for c in head), owned)
                 self.size -= k
                 k = 0
         return taken
@@ -93,25 +97,30 @@ class BlockStore:
     def put_back(self, taken_list):
         # The rows go back in front, in their order: the queue is as before.
         for taken in reversed(taken_list):
-            for block in reversed(taken):
-                self._blocks.appendleft(block)
-                self.size += rows(block)
+            for pair in reversed(taken):
+                self._blocks.appendleft(pair)
+                self.size += rows(pair[0])
 
     def drop(self, taken_list):
         pass            # views of blocks nobody else holds: the garbage collector's
 
     def blocks(self, taken_list):
-        return [b for taken in taken_list for b in taken]
+        return [pair for taken in taken_list for pair in taken]
 
     def nbytes(self):
-        return sum(_nbytes(c) for b in list(self._blocks) for c in b)
+        return sum(_nbytes(c) for b, _ in list(self._blocks) for c in b)
 
 
 # ---------------------------------------------------------------- slots ----
 class _SlotStore:
     """Rows in slots of preallocated arrays (one per component), grown by
     doubling; ``order[:size]`` are the occupied slots in dequeue order (the
-    subclass decides what that order is). Freed slots go on a stack."""
+    subclass decides what that order is). Freed slots go on a stack.
+
+    A row copied into a slot is the queue's own. A plain enqueue's element
+    (not owned) is copied too, and also remembered in ``_aliases`` (slot ->
+    the caller's arrays): its slot is read from those arrays when it is
+    dequeued, so it comes out as the caller's arrays are then (as in TF)."""
 
     def __init__(self, dtypes, shapes):
         self._dtypes = [d.np_dtype for d in dtypes]
@@ -122,6 +131,7 @@ class _SlotStore:
         self._n_free = 0
         self.order = np.empty(0, np.int64)
         self.size = 0
+        self._aliases = {}
 
     def _grow(self, need):
         cap = len(self.order)
@@ -145,7 +155,7 @@ class _SlotStore:
         self._free = free
         self._n_free += new_cap - cap
 
-    def _store(self, block, start, stop):
+    def _store(self, block, start, stop, owned):
         """Copy rows ``start:stop`` into free slots; returns the slots."""
         k = stop - start
         if self._n_free < k:
@@ -158,9 +168,15 @@ class _SlotStore:
                     col[s] = values[j, ...]
             else:
                 col[slots] = values[start:stop]
+        if not owned:
+            for s, j in zip(slots.tolist(), range(start, stop)):
+                self._aliases[s] = tuple(values[j, ...] for values in block)
         return slots
 
     def _release(self, slots):
+        if self._aliases:
+            for s in slots.tolist():
+                self._aliases.pop(s, None)
         k = len(slots)
         self._free[self._n_free:self._n_free + k] = slots
         self._n_free += k
@@ -178,8 +194,15 @@ class _SlotStore:
             return []
         slots = taken_list[0] if len(taken_list) == 1 else np.concatenate(taken_list)
         block = tuple(col[slots] for col in self._columns)
+        if self._aliases:
+            for j, s in enumerate(slots.tolist()):
+                element = self._aliases.get(s)
+                if element is not None:
+                    for out, value, shape in zip(block, element, self._row_shapes):
+                        if shape is not None:    # (a boxed slot holds the arrays already)
+                            out[j] = value
         self._release(slots)
-        return [block]
+        return [(block, True)]
 
     def nbytes(self):
         if self._columns is None:
@@ -195,8 +218,8 @@ class ShuffleStore(_SlotStore):
         super().__init__(dtypes, shapes)
         self._picker = picker
 
-    def put(self, block, start, stop):
-        slots = self._store(block, start, stop)
+    def put(self, block, start, stop, owned):
+        slots = self._store(block, start, stop, owned)
         self.order[self.size:self.size + len(slots)] = slots
         self.size += len(slots)
 
@@ -244,9 +267,9 @@ class PriorityStore(_SlotStore):
             self._grow(self.size - len(self.order))
         self.order[:self.size] = merged
 
-    def put(self, block, start, stop):
+    def put(self, block, start, stop, owned):
         priority = self._priorities(block, start, stop)
-        slots = self._store(block, start, stop)
+        slots = self._store(block, start, stop, owned)
         arrival = np.arange(self._count, self._count + len(slots), dtype=np.int64)
         self._count += len(slots)
         self._merge(slots, priority, arrival, "right")

@@ -11,7 +11,8 @@ Blocking follows TensorFlow exactly:
   after the enqueues already waiting (``close(cancel_pending_enqueues=True)``
   fails those enqueues with CancelledError instead);
 * a dequeue waits until enough elements are there; dequeues are also served
-  in arrival order; a ``dequeue_many(n)`` takes elements as they arrive;
+  in arrival order; a ``dequeue_many(n)`` takes elements as they arrive
+  (a PriorityQueue's waits for all ``n`` and takes them at once, see there);
 * after ``close()`` the remaining elements drain (a RandomShuffleQueue then
   ignores ``min_after_dequeue``), and a dequeue that cannot be satisfied any
   more fails with OutOfRangeError "... is closed and has insufficient
@@ -56,6 +57,9 @@ class QueueResource:
 
     kind = "Queue"
     type_name = "FIFOQueue"
+    #: Does a dequeue_many wait until it can take all it wants at once? (False:
+    #: it takes elements as they arrive.)
+    _whole_batches = False
 
     def __init__(self, name, capacity, dtypes, shapes, min_after_dequeue=0, picker=None):
         self.name = name
@@ -95,11 +99,16 @@ class QueueResource:
         self.cond.wait(_POLL)
 
     # -- enqueue ------------------------------------------------------------------------
-    def enqueue(self, block, step):
+    def enqueue(self, block, step, owned=True):
         """Insert the rows of ``block`` (a tuple of arrays, one per component,
-        each ``[n, ...]``) in order, waiting for room. The queue keeps the
-        arrays (or views of them): the caller hands them over and never
-        writes to them again. Rows put before a failure stay queued, as in TF."""
+        each ``[n, ...]``) in order, waiting for room. Rows put before a
+        failure stay queued, as in TF.
+
+        ``owned``: the caller hands the arrays over (``enqueue_many`` copied
+        them) and the queue may give out views of them. ``owned=False`` (a
+        plain ``enqueue``): the arrays stay the caller's, and are read when
+        the element is dequeued -- TF keeps the enqueued tensor itself, so a
+        variable enqueued and then changed in place comes out changed."""
         n = rows(block)
         if n == 0:
             return              # TF returns at once, even on a closed queue
@@ -119,7 +128,7 @@ class QueueResource:
                     room = self.capacity - store.size
                     if self._enqueue_line[0] is ticket and room > 0:
                         k = min(n - done, room)
-                        store.put(block, done, done + k)
+                        store.put(block, done, done + k, owned)
                         done += k
                         self.enqueued += k
                         self.cond.notify_all()
@@ -168,7 +177,26 @@ class QueueResource:
             self._dequeue_line.append(ticket)
             try:
                 while count < wanted:
-                    if self._dequeue_line[0] is ticket:
+                    if self._dequeue_line[0] is ticket and self._whole_batches:
+                        # TF's PriorityQueue::TryDequeueMany: all at once, or wait.
+                        size = store.size
+                        remaining = wanted - count
+                        if self.closed and (size == 0 or (not allow_smaller
+                                                          and size < remaining)):
+                            # A dequeue_up_to that took what there was: TF loses it.
+                            store.drop(taken)
+                            self.dropped += count
+                            taken = []
+                            raise errors.OutOfRangeError(
+                                None, None, "%s '%s' is closed and has insufficient "
+                                "elements (requested %d, current size %d)"
+                                % (self.type_name, self.name, remaining, size))
+                        if size >= remaining or (size and self.closed and allow_smaller):
+                            taken.append(store.take(min(size, remaining)))
+                            count += min(size, remaining)
+                            continue
+                    elif self._dequeue_line[0] is ticket:
+                        # FIFO, padding, shuffle: take what may be taken now.
                         size = store.size
                         if self.closed and size < wanted - count:
                             # TF: put back what was taken; dequeue_up_to then asks
@@ -200,7 +228,7 @@ class QueueResource:
             except BaseException:
                 if taken:
                     store.put_back(taken)
-                count = 0
+                    count = 0
                 raise
             finally:
                 self._dequeue_line.remove(ticket)
@@ -208,15 +236,15 @@ class QueueResource:
                 self.cond.notify_all()
 
     def _assemble(self, blocks, n):
-        """One tuple of arrays from the blocks taken (outside the lock: the
-        blocks are the dequeue's own now)."""
+        """One tuple of arrays from the ``(block, owned)`` pairs taken (outside
+        the lock: the rows are the dequeue's own now)."""
         if n is None:
-            return tuple(_first_row(c) for c in blocks[0])
-        if len(blocks) == 1:
-            return blocks[0]      # one enqueue_many's rows: no copy at all
+            return tuple(_first_row(c) for c in blocks[0][0])
+        if len(blocks) == 1 and blocks[0][1]:
+            return blocks[0][0]   # rows of one enqueue_many: no copy at all
         out = []
         for i in range(len(self.dtypes)):
-            parts = [b[i] for b in blocks]
+            parts = [b[i] for b, _ in blocks]
             if len({p.shape[1:] for p in parts}) > 1:
                 raise errors.InvalidArgumentError(
                     None, None, "Shape mismatch in tuple component %d: elements of a "
@@ -266,9 +294,16 @@ class RandomShuffleQueue(QueueResource):
 
 class PriorityQueue(QueueResource):
     """Dequeues the element with the smallest priority (component 0, int64);
-    equal priorities come out in insertion order."""
+    equal priorities come out in insertion order.
+
+    As TF's ``PriorityQueue::TryDequeueMany``, a ``dequeue_many(n)`` waits
+    until ``n`` elements are there and takes them at once, so a batch is
+    sorted (a timed-out one has taken nothing). Once the queue is closed, a
+    ``dequeue_up_to(n)`` with fewer than ``n`` left takes them and then fails
+    with OutOfRangeError, losing them -- TF's behaviour, kept as it is."""
 
     type_name = "PriorityQueue"
+    _whole_batches = True
 
     def _new_store(self, picker):
         return queue_stores.PriorityStore(self.dtypes, self.shapes)
@@ -281,11 +316,11 @@ class PaddingFIFOQueue(QueueResource):
     type_name = "PaddingFIFOQueue"
 
     def _assemble(self, blocks, n):
-        if n is None or (len(blocks) == 1):
+        if n is None or len(blocks) == 1:    # one block: one shape, nothing to pad
             return super()._assemble(blocks, n)
         out = []
         for i in range(len(self.dtypes)):
-            parts = [b[i] for b in blocks]
+            parts = [b[i] for b, _ in blocks]
             shape = [max(p.shape[d] for p in parts) for d in range(1, parts[0].ndim)]
             fill = b"" if parts[0].dtype == queue_stores.OBJECT else 0
             batch = np.full([sum(p.shape[0] for p in parts)] + shape, fill,
