@@ -44,8 +44,8 @@ why a virtual or a real GPU draws the CPU's numbers.
 
 Two other users of TF's streams draw one 32-bit word at a time
 (:class:`PhiloxWords`, TF's ``SingleSampleAdapter``): a ``RandomShuffleQueue``
-picks the element each dequeue takes (:class:`ShuffleQueuePicker`, a block of
-takes at once), and tf.data's ``shuffle`` the element each ``get_next`` takes
+picks the element each dequeue takes (:class:`ShuffleQueuePicker`, many
+takes in one loop), and tf.data's ``shuffle`` the element each ``get_next`` takes
 from its buffer.
 """
 
@@ -170,46 +170,33 @@ class PhiloxWords:
         self._used += 1
         return word
 
-    def take(self, n, fill=None):
-        """The next ``n`` words as a uint32 array: what ``n`` calls would return,
-        with the whole blocks computed by ``fill`` (the CPU's Numba kernels by
-        default) instead of one Python call per block."""
-        out = np.empty(n, np.uint32)
-        left = min(4 - self._used, n)
-        out[:left] = self._block[self._used:self._used + left]
-        self._used += left
-        rest = n - left
-        if rest:
-            blocks = (rest + 3) // 4
-            words = _fill(fill).words(self._position, 4 * blocks)
-            self._position = self._position.skip(blocks)
-            out[left:] = words[:rest]
-            self._block = tuple(int(w) for w in words[-4:])
-            self._used = 4 - (4 * blocks - rest)
-        return out
-
 
 class ShuffleQueuePicker:
     """Which elements a ``RandomShuffleQueue`` hands out: TF's
     ``DequeueLocked`` (element ``word % size`` of its vector, the hole filled
     with the last element), ``k`` takes at a time.
 
-    The queue keeps its elements as slots of its storage in ``order``; the
-    picker draws ``k`` words of the queue's Philox stream (seeded by the queue
-    op's ``seed``/``seed2``) and runs the ``k`` takes on ``order`` in one
-    loop (``fill.shuffle_queue_pick``): no Python work per element.
+    The words are :class:`PhiloxWords`' (the queue's stream, seeded by the
+    queue op's ``seed``/``seed2``, one word per element taken); the queue
+    keeps its elements as slots of its storage in ``order``, and
+    ``fill.shuffle_queue_pick`` runs the ``k`` takes on it in one loop that
+    also computes the words: no Python work per element.
     Not locked: the queue holds its lock around every call.
     """
 
     def __init__(self, seed, seed2, fill=None):
-        self.words = PhiloxWords(seed, seed2)
+        self._position = PhiloxRandom.from_seeds(seed, seed2)   # the next block
+        self._block = np.zeros(4, np.uint64)                    # the current one
+        self._used = 4                                          # its words gone
         self._fill = fill
 
     def pick(self, order, size, k):
         """The ``k`` slots taken from ``order[:size]`` (int64, in take order);
         ``order[:size - k]`` is what remains."""
-        words = self.words.take(k, self._fill)
-        return _fill(self._fill).shuffle_queue_pick(words, order, size)
+        slots, made, self._used = _fill(self._fill).shuffle_queue_pick(
+            self._position, self._block, self._used, order, size, k)
+        self._position = self._position.skip(made)
+        return slots
 
 
 # ------------------------------------------------------------ shapes ----

@@ -352,17 +352,20 @@ class _ReferenceFill:
     def shuffle_permutation(self, philox, n):
         return _random_ref.shuffle_permutation(*self._key_counter(philox), n)
 
-    def words(self, philox, size):
-        return _random_ref.words(*self._key_counter(philox), size).astype(np.uint32)
-
     @staticmethod
-    def shuffle_queue_pick(words, order, size):
-        out = np.empty(len(words), np.int64)
-        for j, w in enumerate(words.tolist()):
-            i = w % (size - j)
+    def shuffle_queue_pick(philox, block, used, order, size, k):
+        out = np.empty(k, np.int64)
+        made = 0
+        for j in range(k):
+            if used == 4:
+                block[:] = _random_streams.philox_block(*philox.skip(made))
+                made += 1
+                used = 0
+            i = int(block[used]) % (size - j)
+            used += 1
             out[j] = order[i]
             order[i] = order[size - 1 - j]
-        return out
+        return out, made, used
 
     def multinomial(self, philox, logits, num_samples, shard_starts, output_dtype):
         return _random_ref.multinomial(*self._key_counter(philox), logits, num_samples,

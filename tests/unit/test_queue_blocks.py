@@ -134,12 +134,6 @@ def test_random_shuffle_queue_single_elements_and_blocks_mix():
     assert got == _shuffle_model(PhiloxWords(4, 5), [("put", list(range(9))), ("take", 9)])
 
 
-def test_philox_words_take_gives_the_words_one_at_a_time_would():
-    one, many = PhiloxWords(7, 8), PhiloxWords(7, 8)
-    for n in (1, 2, 5, 4, 3, 17, 0, 64, 1):
-        assert many.take(n).tolist() == [one() for _ in range(n)]
-
-
 def test_priority_queue_orders_blocks_by_priority_then_arrival():
     rng = np.random.RandomState(0)
     q = queues.PriorityQueue("q", -1, [tf.int64, tf.float32],

@@ -145,18 +145,19 @@ def shuffle_permutation(philox, n):
     return perm
 
 
-def shuffle_queue_pick(words, order, size):
-    """The slots a ``RandomShuffleQueue`` takes with ``words`` (one per element)
-    from ``order[:size]``, which is updated in place (see
-    :func:`~minitf.kernels.cpu.philox.shuffle_queue_pick_kernel`)."""
-    out = np.empty(words.size, _I64)
+def shuffle_queue_pick(philox, block, used, order, size, k):
+    """The ``k`` slots a ``RandomShuffleQueue`` takes from ``order[:size]``
+    (updated in place), its stream at ``philox`` (the next block) with
+    ``used`` words of ``block`` gone. Returns ``(slots, blocks made, used)``
+    (see :func:`~minitf.kernels.cpu.philox.shuffle_queue_pick_kernel`)."""
+    out = np.empty(k, _I64)
     with warnings.catch_warnings():
         # jit_kernel compiles with parallel=True; the takes are serial by nature.
         warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
         kernel = jit_kernel(_philox.shuffle_queue_pick_kernel,
                             _philox.shuffle_queue_pick_signature, ())
-    kernel(words, order, np.int64(size), out)
-    return out
+    made, used = kernel(*_stream(philox), block, np.int64(used), order, np.int64(size), out)
+    return out, made, used
 
 
 def multinomial(philox, logits, num_samples, shard_starts, output_dtype=_I64):
