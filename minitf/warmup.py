@@ -25,12 +25,16 @@ DTYPES = ("bool", "int32", "int64", "float32", "float64")
 
 def tasks():
     """(label, callable) for every example of every CPU kernel in the op table
-    (see ``minitf/kernels/examples.py``), for the dtypes in :data:`DTYPES`."""
+    (see ``minitf/kernels/examples.py``), for the dtypes in :data:`DTYPES`, and
+    the loop a RandomShuffleQueue picks its elements with (its queue op's
+    output is a queue, not a tensor, so the row has no examples)."""
     cpu = registry.backend("cpu")
     out = []
     for row in examples.rows_with_examples("CPU"):
         for case in examples.cases(row, "CPU", only=DTYPES):
             out.append((case.label, lambda case=case: examples.run(case, cpu)))
+    out.append(("RandomShuffleQueueV2 picker", lambda: cpu.shuffle_queue_picker(1, 2).pick(
+        np.arange(8, dtype=np.int64), 8, 8)))
     return out
 
 

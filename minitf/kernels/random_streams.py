@@ -44,8 +44,9 @@ why a virtual or a real GPU draws the CPU's numbers.
 
 Two other users of TF's streams draw one 32-bit word at a time
 (:class:`PhiloxWords`, TF's ``SingleSampleAdapter``): a ``RandomShuffleQueue``
-picks the element each dequeue takes, and tf.data's ``shuffle`` the element
-each ``get_next`` takes from its buffer.
+picks the element each dequeue takes (:class:`ShuffleQueuePicker`, many
+takes in one loop), and tf.data's ``shuffle`` the element each ``get_next`` takes
+from its buffer.
 """
 
 import math
@@ -168,6 +169,34 @@ class PhiloxWords:
         word = self._block[self._used]
         self._used += 1
         return word
+
+
+class ShuffleQueuePicker:
+    """Which elements a ``RandomShuffleQueue`` hands out: TF's
+    ``DequeueLocked`` (element ``word % size`` of its vector, the hole filled
+    with the last element), ``k`` takes at a time.
+
+    The words are :class:`PhiloxWords`' (the queue's stream, seeded by the
+    queue op's ``seed``/``seed2``, one word per element taken); the queue
+    keeps its elements as slots of its storage in ``order``, and
+    ``fill.shuffle_queue_pick`` runs the ``k`` takes on it in one loop that
+    also computes the words: no Python work per element.
+    Not locked: the queue holds its lock around every call.
+    """
+
+    def __init__(self, seed, seed2, fill=None):
+        self._position = PhiloxRandom.from_seeds(seed, seed2)   # the next block
+        self._block = np.zeros(4, np.uint64)                    # the current one
+        self._used = 4                                          # its words gone
+        self._fill = fill
+
+    def pick(self, order, size, k):
+        """The ``k`` slots taken from ``order[:size]`` (int64, in take order);
+        ``order[:size - k]`` is what remains."""
+        slots, made, self._used = _fill(self._fill).shuffle_queue_pick(
+            self._position, self._block, self._used, order, size, k)
+        self._position = self._position.skip(made)
+        return slots
 
 
 # ------------------------------------------------------------ shapes ----

@@ -352,6 +352,21 @@ class _ReferenceFill:
     def shuffle_permutation(self, philox, n):
         return _random_ref.shuffle_permutation(*self._key_counter(philox), n)
 
+    @staticmethod
+    def shuffle_queue_pick(philox, block, used, order, size, k):
+        out = np.empty(k, np.int64)
+        made = 0
+        for j in range(k):
+            if used == 4:
+                block[:] = _random_streams.philox_block(*philox.skip(made))
+                made += 1
+                used = 0
+            i = int(block[used]) % (size - j)
+            used += 1
+            out[j] = order[i]
+            order[i] = order[size - 1 - j]
+        return out, made, used
+
     def multinomial(self, philox, logits, num_samples, shard_starts, output_dtype):
         return _random_ref.multinomial(*self._key_counter(philox), logits, num_samples,
                                        shard_starts, output_dtype)
@@ -364,10 +379,10 @@ def random_stream(seed, seed2):
     return _random_streams.GuardedPhiloxRandom(seed, seed2)
 
 
-def philox_words(seed, seed2):
+def shuffle_queue_picker(seed, seed2):
     if int(seed) == 0 and int(seed2) == 0:
         seed, seed2 = _random_streams.nondeterministic_seeds()
-    return _random_streams.PhiloxWords(seed, seed2)
+    return _random_streams.ShuffleQueuePicker(seed, seed2, fill=_FILL)
 
 
 def random_uniform(stream, shape, dtype):

@@ -20,7 +20,8 @@ runs, the kernel, the gradient...) next to the functions a program calls:
 * :mod:`.variables`        -- ``tf.Variable``, ``assign``, the variable buffer
 * :mod:`.random_ops`       -- random numbers and TF's seed rules
 * :mod:`.control_flow_ops` -- ``group``, ``tuple``, ``tf.cond`` (Switch/Merge)
-* :mod:`.data_flow_ops`    -- queues (their resources in :mod:`.queues`)
+* :mod:`.data_flow_ops`    -- queues (their resources in :mod:`.queues`, rows in
+  :mod:`.queue_stores`)
 * :mod:`.io_ops`           -- readers (resources in :mod:`.readers`), ``decode_csv``
 * :mod:`.iterator_ops`     -- tf.data's iterator ops
 * :mod:`.accumulator_ops`  -- ``tf.ConditionalAccumulator``

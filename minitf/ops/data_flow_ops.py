@@ -16,8 +16,8 @@ finds the same queue; without one, each session gets a queue of its own
 
 The enqueue/dequeue kernels check what they are given against the queue's
 dtypes and shapes (InvalidArgumentError, as TF) and hand elements to the
-queue; dequeue kernels stack elements into batches (padding them for a
-PaddingFIFOQueue).
+queue as one block of rows (copied once); dequeue kernels get a block back,
+stacked (padded for a PaddingFIFOQueue) by the queue.
 """
 
 import hashlib
@@ -60,7 +60,7 @@ def _queue_kernel(cls):
             queue = ctx.resources.lookup_or_create(
                 container, name,
                 lambda: cls(name, capacity, dtypes_, shapes, min_after,
-                            backend.philox_words(*seeds) if seeded else None))
+                            backend.shuffle_queue_picker(*seeds) if seeded else None))
             return [queue]
         return compute
     return kernel
@@ -109,22 +109,14 @@ def _enqueue_kernel(op, backend):
                 raise errors.InvalidArgumentError(
                     None, None, "Expected all components to have the same size in the first "
                     "dimension: %s" % [list(v.shape) for v in values])
-            elements = [tuple(np.array(v[j]) for v in values) for j in range(n)]
+            # One copy of the whole block (TF copies the rows too): the queue
+            # keeps it, while the caller's arrays (a feed, a variable) may change.
+            queue.enqueue(tuple(np.array(v, order="C") for v in values), ctx.step)
         else:
-            elements = [tuple(values)]
-        queue.enqueue(elements, ctx.step)
+            # TF keeps the tensor itself: an element is read when dequeued.
+            queue.enqueue(tuple(v[np.newaxis] for v in values), ctx.step, owned=False)
         return []
     return compute
-
-
-def _pad_to(values, fill):
-    """Zero-pad arrays of one component to the largest shape among them."""
-    ndim = values[0].ndim
-    shape = [max(v.shape[d] for v in values) for d in range(ndim)]
-    out = np.full([len(values)] + shape, fill, dtype=values[0].dtype)
-    for j, v in enumerate(values):
-        out[(j,) + tuple(slice(0, s) for s in v.shape)] = v
-    return out
 
 
 def _dequeue_kernel(op, backend):
@@ -147,22 +139,7 @@ def _dequeue_kernel(op, backend):
                                                           else [])),
                              dtype=dt.np_dtype)
                     for dt, s in zip(queue.dtypes, queue.shapes)]
-        elements = queue.dequeue(n, ctx.step, allow_smaller)
-        if not batched:
-            return list(elements[0])
-        out = []
-        for i in range(len(queue.dtypes)):
-            column = [e[i] for e in elements]
-            if isinstance(queue, queues.PaddingFIFOQueue):
-                fill = b"" if column[0].dtype == object else 0
-                out.append(_pad_to(column, fill))
-            else:
-                if len({c.shape for c in column}) > 1:
-                    raise errors.InvalidArgumentError(
-                        None, None, "Shape mismatch in tuple component %d: elements of a "
-                        "batch must have one shape (use a PaddingFIFOQueue)" % i)
-                out.append(np.stack(column))
-        return out
+        return list(queue.dequeue(n, ctx.step, allow_smaller))
     return compute
 
 
@@ -422,8 +399,11 @@ class PriorityQueue(QueueBase):
     """Dequeues the element with the smallest priority first. Every element
     starts with an int64 priority: ``enqueue((priority, value, ...))``."""
 
-    def __init__(self, capacity, types, shapes=None, names=None, shared_name=None,
+    def __init__(self, capacity, types, shapes, names=None, shared_name=None,
                  name="priority_queue"):
+        if shapes is None:
+            raise TypeError("Expected list for 'shapes' argument to 'priority_queue_v2' Op, "
+                            "not None.")
         types, shapes, names = _normalize(types, shapes, names)
         dtypes = [_dtypes.int64] + types
         shapes = [TensorShape([])] + shapes if shapes else []

@@ -11,7 +11,8 @@ Blocking follows TensorFlow exactly:
   after the enqueues already waiting (``close(cancel_pending_enqueues=True)``
   fails those enqueues with CancelledError instead);
 * a dequeue waits until enough elements are there; dequeues are also served
-  in arrival order; a ``dequeue_many(n)`` takes elements as they arrive;
+  in arrival order; a ``dequeue_many(n)`` takes elements as they arrive
+  (a PriorityQueue's waits for all ``n`` and takes them at once, see there);
 * after ``close()`` the remaining elements drain (a RandomShuffleQueue then
   ignores ``min_after_dequeue``), and a dequeue that cannot be satisfied any
   more fails with OutOfRangeError "... is closed and has insufficient
@@ -23,6 +24,12 @@ its Philox stream (seeded by the queue op's ``seed``/``seed2``), and fills the
 hole with the last element: TF's ``DequeueLocked``, so a seeded queue hands
 out TF's order.
 
+Elements move in blocks of rows: an ``enqueue_many`` hands the queue one tuple
+of arrays (each ``[n, ...]``), a ``dequeue_many`` gets one back; how each kind
+of queue keeps its rows is in :mod:`minitf.ops.queue_stores`. An
+``enqueue_many`` is one attempt in the line of enqueues, so its rows stay
+together in the queue even when it has to wait for room part way.
+
 Every wait watches the step: its deadline (DeadlineExceededError "Timed out
 waiting for notification") and its cancellation (CancelledError). A dequeue
 that gives up that way **drops** what it had already taken, as TF's queue
@@ -33,25 +40,28 @@ queue's OutOfRangeError puts them back (above), and so does any other failure.
 """
 
 import collections
-import heapq
-import itertools
 import threading
 import time
 
 import numpy as np
 
 from minitf.framework import errors
+from minitf.ops import queue_stores
+from minitf.ops.queue_stores import rows
 
 _POLL = 0.05  # seconds: how often a waiter re-checks its step's cancellation
 
 
 class QueueResource:
-    """A FIFO queue of elements (tuples of arrays)."""
+    """A FIFO queue of elements (tuples of arrays), kept as blocks of rows."""
 
     kind = "Queue"
     type_name = "FIFOQueue"
+    #: Does a dequeue_many wait until it can take all it wants at once? (False:
+    #: it takes elements as they arrive.)
+    _whole_batches = False
 
-    def __init__(self, name, capacity, dtypes, shapes, min_after_dequeue=0, random_words=None):
+    def __init__(self, name, capacity, dtypes, shapes, min_after_dequeue=0, picker=None):
         self.name = name
         self.capacity = capacity if capacity is not None and capacity >= 0 else 2**31 - 1
         self.dtypes = list(dtypes)
@@ -62,32 +72,16 @@ class QueueResource:
         self._enqueue_line = collections.deque()
         self._dequeue_line = collections.deque()
         self._cancelled_tickets = set()
-        self._random_words = random_words
-        self._items = self._new_store()
+        self._store = self._new_store(picker)
         self.enqueued = 0  # totals, for widgets and lessons
         self.dequeued = 0
         self.dropped = 0   # taken by dequeues that then timed out or were cancelled (as TF: lost)
 
-    # -- storage (subclasses change the order) -------------------------------------------
-    def _new_store(self):
-        return collections.deque()
-
-    def _put(self, element):
-        self._items.append(element)
-
-    def _take(self):
-        return self._items.popleft()
-
-    def _put_back(self, elements):
-        for element in reversed(elements):
-            self._items.appendleft(element)
+    def _new_store(self, picker):
+        return queue_stores.BlockStore(self.dtypes, self.shapes)
 
     def size(self):
-        return len(self._items)
-
-    def _can_take(self):
-        """May one more element be taken now (given what is in the queue)?"""
-        return len(self._items) > (0 if self.closed else self.min_after_dequeue)
+        return self._store.size
 
     # -- waiting -----------------------------------------------------------------------
     def _wait(self, step, what):
@@ -105,27 +99,41 @@ class QueueResource:
         self.cond.wait(_POLL)
 
     # -- enqueue ------------------------------------------------------------------------
-    def enqueue(self, elements, step):
-        """Insert ``elements`` (a list of tuples) in order, waiting for room."""
+    def enqueue(self, block, step, owned=True):
+        """Insert the rows of ``block`` (a tuple of arrays, one per component,
+        each ``[n, ...]``) in order, waiting for room. Rows put before a
+        failure stay queued, as in TF.
+
+        ``owned``: the caller hands the arrays over (``enqueue_many`` copied
+        them) and the queue may give out views of them. ``owned=False`` (a
+        plain ``enqueue``): the arrays stay the caller's, and are read when
+        the element is dequeued -- TF keeps the enqueued tensor itself, so a
+        variable enqueued and then changed in place comes out changed."""
+        n = rows(block)
+        if n == 0:
+            return              # TF returns at once, even on a closed queue
         ticket = object()
+        store = self._store
         with self.cond:
             self._enqueue_line.append(ticket)
             try:
-                for element in elements:
-                    while True:
-                        if ticket in self._cancelled_tickets:
-                            raise errors.CancelledError(None, None,
-                                                        "Enqueue operation was cancelled")
-                        if self.closed:
-                            raise errors.CancelledError(None, None, "%s '%s' is closed."
-                                                        % (self.type_name, self.name))
-                        if self._enqueue_line[0] is ticket and \
-                                len(self._items) < self.capacity:
-                            self._put(element)
-                            self.enqueued += 1
-                            self.cond.notify_all()
-                            break
-                        self._wait(step, "Enqueue")
+                done = 0
+                while done < n:
+                    if ticket in self._cancelled_tickets:
+                        raise errors.CancelledError(None, None,
+                                                    "Enqueue operation was cancelled")
+                    if self.closed:
+                        raise errors.CancelledError(None, None, "%s '%s' is closed."
+                                                    % (self.type_name, self.name))
+                    room = self.capacity - store.size
+                    if self._enqueue_line[0] is ticket and room > 0:
+                        k = min(n - done, room)
+                        store.put(block, done, done + k, owned)
+                        done += k
+                        self.enqueued += k
+                        self.cond.notify_all()
+                        continue
+                    self._wait(step, "Enqueue")
             finally:
                 self._enqueue_line.remove(ticket)
                 self._cancelled_tickets.discard(ticket)
@@ -153,46 +161,96 @@ class QueueResource:
 
     # -- dequeue ------------------------------------------------------------------------
     def dequeue(self, n, step, allow_smaller=False):
-        """Take ``n`` elements (``n=None``: one, not batched). Returns a list."""
+        """Take ``n`` elements: a tuple of arrays, one per component, ``[n, ...]``
+        (stacked, or padded by a PaddingFIFOQueue). ``n=None``: one element,
+        not batched (each array the element's own shape)."""
+        return self._assemble(self._take(n, step, allow_smaller), n)
+
+    def _take(self, n, step, allow_smaller):
+        """The rows a dequeue takes, as a list of blocks in order."""
         wanted = 1 if n is None else n
         ticket = object()
-        taken = []
+        store = self._store
+        taken = []       # what each store.take returned
+        count = 0        # rows in ``taken``
         with self.cond:
             self._dequeue_line.append(ticket)
             try:
-                while len(taken) < wanted:
-                    if self._dequeue_line[0] is ticket:
-                        size = len(self._items)
-                        if self.closed and size < wanted - len(taken):
+                while count < wanted:
+                    if self._dequeue_line[0] is ticket and self._whole_batches:
+                        # TF's PriorityQueue::TryDequeueMany: all at once, or wait.
+                        size = store.size
+                        remaining = wanted - count
+                        if self.closed and (size == 0 or (not allow_smaller
+                                                          and size < remaining)):
+                            # A dequeue_up_to that took what there was: TF loses it.
+                            store.drop(taken)
+                            self.dropped += count
+                            taken = []
+                            raise errors.OutOfRangeError(
+                                None, None, "%s '%s' is closed and has insufficient "
+                                "elements (requested %d, current size %d)"
+                                % (self.type_name, self.name, remaining, size))
+                        if size >= remaining or (size and self.closed and allow_smaller):
+                            taken.append(store.take(min(size, remaining)))
+                            count += min(size, remaining)
+                            continue
+                    elif self._dequeue_line[0] is ticket:
+                        # FIFO, padding, shuffle: take what may be taken now.
+                        size = store.size
+                        if self.closed and size < wanted - count:
                             # TF: put back what was taken; dequeue_up_to then asks
                             # for all that is left, and draws it afresh.
-                            requested = wanted - len(taken)
-                            self._put_back(taken)
-                            taken = []
-                            if not (allow_smaller and self._items):
+                            requested = wanted - count
+                            if taken:
+                                store.put_back(taken)
+                            taken, count = [], 0
+                            if not (allow_smaller and store.size):
                                 raise errors.OutOfRangeError(
                                     None, None, "%s '%s' is closed and has insufficient "
                                     "elements (requested %d, current size %d)"
                                     % (self.type_name, self.name, requested, size))
-                            wanted = len(self._items)
-                        while len(taken) < wanted and self._can_take():
-                            taken.append(self._take())
-                        if len(taken) == wanted:
+                            wanted = store.size
+                        k = min(wanted - count,
+                                store.size - (0 if self.closed else self.min_after_dequeue))
+                        if k > 0:
+                            taken.append(store.take(k))
+                            count += k
+                        if count == wanted:
                             break
                     self._wait(step, "Dequeue")
+                return store.blocks(taken)
             except (errors.DeadlineExceededError, errors.CancelledError):
                 # As TF: a dequeue that timed out or was cancelled loses what it took.
-                self.dropped += len(taken)
+                store.drop(taken)
+                self.dropped += count
                 raise
             except BaseException:
-                self._put_back(taken)
-                taken = []
+                if taken:
+                    store.put_back(taken)
+                    count = 0
                 raise
             finally:
                 self._dequeue_line.remove(ticket)
-                self.dequeued += len(taken)
+                self.dequeued += count
                 self.cond.notify_all()
-        return taken
+
+    def _assemble(self, blocks, n):
+        """One tuple of arrays from the ``(block, owned)`` pairs taken (outside
+        the lock: the rows are the dequeue's own now)."""
+        if n is None:
+            return tuple(_first_row(c) for c in blocks[0][0])
+        if len(blocks) == 1 and blocks[0][1]:
+            return blocks[0][0]   # rows of one enqueue_many: no copy at all
+        out = []
+        for i in range(len(self.dtypes)):
+            parts = [b[i] for b, _ in blocks]
+            if len({p.shape[1:] for p in parts}) > 1:
+                raise errors.InvalidArgumentError(
+                    None, None, "Shape mismatch in tuple component %d: elements of a "
+                    "batch must have one shape (use a PaddingFIFOQueue)" % i)
+            out.append(np.concatenate(parts))
+        return tuple(out)
 
     # -- for widgets -----------------------------------------------------------------------
     def summary(self):
@@ -202,8 +260,8 @@ class QueueResource:
                 "dequeued": self.dequeued, "dropped": self.dropped, "initialized": True}
 
     def nbytes(self):
-        return sum(int(a.nbytes) for e in list(self._items) for a in e
-                   if a.dtype != np.dtype(object))
+        with self.cond:
+            return self._store.nbytes()
 
     def close_for_reset(self):
         """``Session.reset`` drops the queue: wake and fail everyone waiting."""
@@ -213,57 +271,64 @@ class QueueResource:
             self.cond.notify_all()
 
 
+def _first_row(column):
+    """Row 0 of a component as an array: a view of it, or the element array
+    itself where a slot store kept the component boxed (see queue_stores)."""
+    row = column[0]
+    return row if type(row) is np.ndarray else column[0, ...]
+
+
 class RandomShuffleQueue(QueueResource):
     """Dequeues a uniformly random element; keeps ``min_after_dequeue``
-    elements in the queue until it is closed, so the mix stays random."""
+    elements in the queue until it is closed, so the mix stays random.
+    ``picker`` (a :class:`~minitf.kernels.random_streams.ShuffleQueuePicker`
+    from the device's backend) holds the queue's Philox stream."""
 
     type_name = "RandomShuffleQueue"
 
-    def _new_store(self):
-        if self._random_words is None:
-            raise ValueError("a RandomShuffleQueue needs its random stream (random_words)")
-        return []
-
-    def _take(self):
-        items = self._items
-        i = self._random_words() % len(items)
-        items[i], items[-1] = items[-1], items[i]
-        return items.pop()
-
-    def _put_back(self, elements):
-        # TF pushes the taken elements back on the end, the last taken first.
-        self._items.extend(reversed(elements))
+    def _new_store(self, picker):
+        if picker is None:
+            raise ValueError("a RandomShuffleQueue needs its random stream (picker)")
+        return queue_stores.ShuffleStore(self.dtypes, self.shapes, picker)
 
 
 class PriorityQueue(QueueResource):
     """Dequeues the element with the smallest priority (component 0, int64);
-    equal priorities come out in insertion order."""
+    equal priorities come out in insertion order.
+
+    As TF's ``PriorityQueue::TryDequeueMany``, a ``dequeue_many(n)`` waits
+    until ``n`` elements are there and takes them at once, so a batch is
+    sorted (a timed-out one has taken nothing). Once the queue is closed, a
+    ``dequeue_up_to(n)`` with fewer than ``n`` left takes them and then fails
+    with OutOfRangeError, losing them -- TF's behaviour, kept as it is."""
 
     type_name = "PriorityQueue"
+    _whole_batches = True
 
-    def _new_store(self):
-        self._counter = itertools.count()
-        return []
-
-    def _put(self, element):
-        heapq.heappush(self._items, (int(element[0]), next(self._counter), element))
-
-    def _take(self):
-        return heapq.heappop(self._items)[2]
-
-    def _put_back(self, elements):
-        # Negative counters sort before every queued element of the same
-        # priority; reversed so the first taken comes out first again.
-        for element in reversed(elements):
-            heapq.heappush(self._items, (int(element[0]), -next(self._counter), element))
-
-    def nbytes(self):
-        return sum(int(a.nbytes) for _, _, e in list(self._items) for a in e
-                   if a.dtype != np.dtype(object))
+    def _new_store(self, picker):
+        return queue_stores.PriorityStore(self.dtypes, self.shapes)
 
 
 class PaddingFIFOQueue(QueueResource):
     """A FIFO queue whose shapes may have unknown dimensions; a batch is
-    zero-padded to the largest element in it (see the DequeueMany kernel)."""
+    padded (zeros, empty strings) to the largest element in it."""
 
     type_name = "PaddingFIFOQueue"
+
+    def _assemble(self, blocks, n):
+        if n is None or len(blocks) == 1:    # one block: one shape, nothing to pad
+            return super()._assemble(blocks, n)
+        out = []
+        for i in range(len(self.dtypes)):
+            parts = [b[i] for b, _ in blocks]
+            shape = [max(p.shape[d] for p in parts) for d in range(1, parts[0].ndim)]
+            fill = b"" if parts[0].dtype == queue_stores.OBJECT else 0
+            batch = np.full([sum(p.shape[0] for p in parts)] + shape, fill,
+                            dtype=parts[0].dtype)
+            at = 0
+            for p in parts:
+                batch[(slice(at, at + p.shape[0]),) + tuple(slice(0, s)
+                                                          for s in p.shape[1:])] = p
+                at += p.shape[0]
+            out.append(batch)
+        return tuple(out)

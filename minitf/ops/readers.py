@@ -78,7 +78,7 @@ class ReaderResource:
 
     # -- TF's ReaderBase loop -----------------------------------------------------------
     def _next_work(self, queue, step):
-        element = queue.dequeue(None, step)[0]
+        element = queue.dequeue(None, step)
         value = element[0]
         if value.ndim != 0 or len(element) != 1:
             raise errors.InvalidArgumentError(

@@ -8,7 +8,7 @@ import pytest
 
 import minitf.compat.v1 as tf
 from minitf.framework import errors
-from minitf.kernels.random_streams import PhiloxWords
+from minitf.kernels.random_streams import ShuffleQueuePicker
 from minitf.ops import queues
 from minitf.runtime.step import StepState
 
@@ -24,11 +24,13 @@ def step(timeout=None):
 
 
 def elems(*values):
-    return [(np.array(v, dtype=np.int32),) for v in values]
+    """A block of int32 rows (one component), as the enqueue kernels hand it over."""
+    return (np.array(values, dtype=np.int32),)
 
 
 def ints(taken):
-    return [int(e[0]) for e in taken]
+    """The values of a dequeue's first component (one element or a batch)."""
+    return np.atleast_1d(taken[0]).tolist()
 
 
 def test_fifo_order_and_size():
@@ -213,7 +215,7 @@ def test_plain_close_waits_behind_pending_enqueues():
 
 def test_random_shuffle_queue_keeps_min_after_dequeue_until_closed():
     q = queues.RandomShuffleQueue("q", 10, [tf.int32], [], min_after_dequeue=2,
-                                  random_words=PhiloxWords(1, 2))
+                                  picker=ShuffleQueuePicker(1, 2))
     q.enqueue(elems(*range(5)), step())
     got = ints(q.dequeue(3, step()))
     with pytest.raises(errors.DeadlineExceededError):

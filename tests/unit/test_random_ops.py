@@ -22,7 +22,7 @@ import pytest
 import minitf.compat.v1 as tf
 from minitf.framework import errors
 from minitf.kernels import random_streams as rs
-from minitf.kernels.random_streams import PhiloxWords
+from minitf.kernels.random_streams import PhiloxWords, ShuffleQueuePicker
 from minitf.ops import queues
 from minitf.runtime.step import StepState
 
@@ -159,8 +159,8 @@ def _step():
     return s
 
 
-def _ints(elements):
-    return [int(e[0]) for e in elements]
+def _ints(taken):
+    return taken[0].tolist()
 
 
 def test_a_random_shuffle_queue_restores_and_redraws_on_close_as_tf():
@@ -168,8 +168,8 @@ def test_a_random_shuffle_queue_restores_and_redraws_on_close_as_tf():
     # dequeue_up_to(5) blocks with all three taken; close: TF puts them back
     # (last taken first) and draws all three afresh.
     q = queues.RandomShuffleQueue("q", 10, [tf.int32], [],
-                                  random_words=PhiloxWords(87654321, 1))
-    q.enqueue([(np.int32(v),) for v in (1, 2, 3)], _step())
+                                  picker=ShuffleQueuePicker(87654321, 1))
+    q.enqueue((np.array([1, 2, 3], np.int32),), _step())
     out = []
     t = threading.Thread(target=lambda: out.append(_ints(q.dequeue(5, _step(), True))))
     t.start()
@@ -187,8 +187,8 @@ def test_a_random_shuffle_queue_takes_word_mod_size_and_fills_the_hole_from_the_
         i = words() % len(expect)
         expect[i], expect[-1] = expect[-1], expect[i]
         order.append(expect.pop())
-    q = queues.RandomShuffleQueue("q", 10, [tf.int32], [], random_words=PhiloxWords(5, 6))
-    q.enqueue([(np.int32(v),) for v in range(8)], _step())
+    q = queues.RandomShuffleQueue("q", 10, [tf.int32], [], picker=ShuffleQueuePicker(5, 6))
+    q.enqueue((np.arange(8, dtype=np.int32),), _step())
     assert _ints(q.dequeue(8, _step())) == order
 
 

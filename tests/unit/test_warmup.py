@@ -36,10 +36,11 @@ def test_tasks_cover_every_kernel_family():
                      "Select float64", "LogicalNot bool", "Cast float32"):
         assert expected in labels
     assert len(labels) == len(set(labels)) > 300
-    # Derived from the op table: every row that computes with the CPU backend is there.
+    # Derived from the op table: every row that computes with the CPU backend is
+    # there, and the RandomShuffleQueue's picker (its row's output is no tensor).
     from minitf.kernels import examples
     assert {label.split()[0] for label in labels} == {
-        row.name for row in examples.rows_with_examples("CPU")}
+        row.name for row in examples.rows_with_examples("CPU")} | {"RandomShuffleQueueV2"}
 
 
 def test_warm_up_shows_progress_and_compiles(monkeypatch):

@@ -69,7 +69,7 @@ __all__ = ["unary", "binary", "reduce", "cumulative", "top_k", "in_top_k", "matm
            "sparse_softmax_xent", "apply_gradient_descent", "apply_momentum",
            "apply_adagrad", "apply_rms_prop", "apply_adam", "random_stream",
            "random_uniform", "random_standard_normal", "truncated_normal",
-           "random_uniform_int", "random_shuffle", "multinomial", "philox_words",
+           "random_uniform_int", "random_shuffle", "multinomial", "shuffle_queue_picker",
            "conv2d", "conv2d_backprop_input", "conv2d_backprop_filter", "max_pool",
            "max_pool_grad", "avg_pool", "avg_pool_grad", "fused_batch_norm",
            "fused_batch_norm_grad", "bias_add", "PARALLEL_MIN_SIZE"]
@@ -743,12 +743,13 @@ def random_stream(seed, seed2):
     return _random_streams.GuardedPhiloxRandom(seed, seed2)
 
 
-def philox_words(seed, seed2):
-    """32-bit words one at a time (TF's ``SingleSampleAdapter``), for a
-    RandomShuffleQueue; seeds (0, 0) are replaced by random ones, as TF does."""
+def shuffle_queue_picker(seed, seed2):
+    """What a RandomShuffleQueue dequeues: its Philox stream's words, one per
+    element, picking TF's elements in a Numba loop; seeds (0, 0) are replaced
+    by random ones, as TF does."""
     if int(seed) == 0 and int(seed2) == 0:
         seed, seed2 = _random_streams.nondeterministic_seeds()
-    return _random_streams.PhiloxWords(seed, seed2)
+    return _random_streams.ShuffleQueuePicker(seed, seed2)
 
 
 def random_uniform(stream, shape, dtype):

@@ -506,6 +506,52 @@ def shuffle_signature():
     return numba.void(numba.uint64, numba.uint64, numba.uint64, numba.int64[::1])
 
 
+def shuffle_queue_pick_kernel(key, ctr_lo, ctr_hi, block, used, order, size, out):
+    """A ``RandomShuffleQueue`` taking ``k = out.size`` elements: TF's
+    ``DequeueLocked`` once per element, each with the next 32-bit word of the
+    queue's stream (TF's ``SingleSampleAdapter``: a block's four words in
+    order, then the next block).
+
+    ``order[:size]`` holds the queue's elements (as slots of its storage) in
+    TF's vector order. Each take removes the element at ``word % size`` and
+    moves the last one into the hole, so the next word sees one element less::
+
+        for j in range(k):
+            if used == 4:  block = philox_at(g); g += 1; used = 0
+            i = block[used] % (size - j);  used += 1      # uint32 % size, as TF
+            out[j] = order[i]
+            order[i] = order[size - 1 - j]
+
+    ``block`` (4 words) and ``used`` are the stream's current block and how
+    many of its words are gone; ``g`` counts blocks from ``(ctr_lo, ctr_hi)``,
+    the next one. Returns ``(g, used)``: how many blocks were made, and the
+    words used of the last. ``order`` and ``block`` are changed in place.
+    Serial: each take depends on the ones before.
+    """
+    g = 0
+    for j in range(out.size):
+        if used == 4:
+            x0, x1, x2, x3 = philox_at(key, ctr_lo, ctr_hi, np.uint64(g))
+            block[0] = x0
+            block[1] = x1
+            block[2] = x2
+            block[3] = x3
+            g += 1
+            used = 0
+        live = size - j
+        i = np.int64(block[used] % np.uint64(live))
+        used += 1
+        out[j] = order[i]
+        order[i] = order[live - 1]
+    return g, used
+
+
+def shuffle_queue_pick_signature():
+    return numba.types.UniTuple(numba.int64, 2)(
+        numba.uint64, numba.uint64, numba.uint64, numba.uint64[::1], numba.int64,
+        numba.int64[::1], numba.int64, numba.int64[::1])
+
+
 # ----------------------------------------------------------- multinomial ----
 
 @numba.njit(inline="always")

@@ -145,6 +145,21 @@ def shuffle_permutation(philox, n):
     return perm
 
 
+def shuffle_queue_pick(philox, block, used, order, size, k):
+    """The ``k`` slots a ``RandomShuffleQueue`` takes from ``order[:size]``
+    (updated in place), its stream at ``philox`` (the next block) with
+    ``used`` words of ``block`` gone. Returns ``(slots, blocks made, used)``
+    (see :func:`~minitf.kernels.cpu.philox.shuffle_queue_pick_kernel`)."""
+    out = np.empty(k, _I64)
+    with warnings.catch_warnings():
+        # jit_kernel compiles with parallel=True; the takes are serial by nature.
+        warnings.simplefilter("ignore", numba.NumbaPerformanceWarning)
+        kernel = jit_kernel(_philox.shuffle_queue_pick_kernel,
+                            _philox.shuffle_queue_pick_signature, ())
+    made, used = kernel(*_stream(philox), block, np.int64(used), order, np.int64(size), out)
+    return out, made, used
+
+
 def multinomial(philox, logits, num_samples, shard_starts, output_dtype=_I64):
     """``Multinomial``'s ``[batch, num_samples]`` class indices from 2-D ``logits``.
 
