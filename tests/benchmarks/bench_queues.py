@@ -91,7 +91,7 @@ def _figures(tf, local_fn, remote_target, rounds, width, repeats):
     out = {"fifo-local": _median(lambda: local_fn("fifo"), repeats),
            "fifo-remote": _median(lambda: measure(tf, remote_target, rounds, width), repeats)}
     for kind in KINDS[1:]:
-        out[kind + "-local"] = _median(lambda: local_fn(kind), repeats)
+        out[kind + "-local"] = _median(lambda kind=kind: local_fn(kind), repeats)
     return out
 
 
