@@ -22,10 +22,12 @@ def loop(parallel):
                                  parallel_iterations=parallel)
         with tf.Session() as s:
             try:
-                print(parallel, "->", s.run(total, options=tf.RunOptions(timeout_in_ms=500)))
+                print(parallel, "->", s.run(total, options=tf.RunOptions(timeout_in_ms=1000)))
+                print("left in the queue:", s.run(q.size()))
             except tf.errors.DeadlineExceededError:
+                # (What is left in the queue then depends on when the deadline
+                # struck: before or after the dequeue had taken the first item.)
                 print(parallel, "-> DeadlineExceededError: iteration 1 never started")
-            print("left in the queue:", s.run(q.size()))
 
 
 loop(1)
