@@ -181,9 +181,11 @@ class DeviceStepStats(_Message):
 
 
 class Transfer(_Message):
-    """A tensor that crossed from one device/task to another (a minitf field)."""
+    """A tensor that crossed from one device/task to another (a minitf field).
+    ``edge``: the ``tensor_name`` of the Send/Recv pair that carried it (as
+    the partition graphs name it), empty for a copy or a fetch."""
     _fields = (("tensor", ""), ("src_device", ""), ("dst_device", ""), ("bytes", 0),
-               ("start_micros", 0), ("end_micros", 0), ("wire_bytes", 0))
+               ("start_micros", 0), ("end_micros", 0), ("wire_bytes", 0), ("edge", ""))
 
 
 class StepStats(_Message):
