@@ -199,9 +199,10 @@ class RunMetadata(_Message):
 
     ``placement`` (op name -> device) and ``soft_placed`` (ops that soft
     placement moved off the device they asked for) are always filled;
-    ``step_stats`` when tracing is on; ``partition_graphs`` (one entry per
-    task: ``{"task", "nodes"}``, Send/Recv included) of a remote step when
-    ``RunOptions.output_partition_graphs`` is set. The last three are minitf
+    ``step_stats`` when tracing is on; ``partition_graphs`` (TF's
+    GraphDefs, one per device, Send/Recv included: partition_graphs.py)
+    when ``RunOptions.output_partition_graphs`` is set, else empty.
+    ``placement``, ``soft_placed`` and ``step_stats.transfers`` are minitf
     fields that the widgets read.
     """
     _fields = (("step_stats", StepStats), ("partition_graphs", []),

@@ -22,7 +22,6 @@ from minitf.train import graph_io, meta_graph, training_util
 from minitf.train.saver import Saver, add_to_savers_collection
 
 
-
 class SessionRunArgs(collections.namedtuple("SessionRunArgs",
                                             ["fetches", "feed_dict", "options"])):
     """What a hook adds to a step: fetches, feeds, options."""
@@ -152,6 +151,14 @@ class CheckpointSaverHook(SessionRunHook):
         self._global_step = training_util.get_or_create_global_step_read()
         if self._global_step is None:
             raise RuntimeError("Global step should be created to use CheckpointSaverHook.")
+        if self._saver is None and self._scaffold is None:
+            # Now, while the graph can still grow: the graph's saver, or a new one.
+            savers = get_default_graph().get_collection(GraphKeys.SAVERS)
+            if len(savers) > 1:
+                raise RuntimeError("More than one item in collection %s. Please indicate "
+                                   "which one to use by passing it to the constructor."
+                                   % GraphKeys.SAVERS)
+            self._saver = savers[0] if savers else add_to_savers_collection(Saver())
         self._writer = _writer_or_none(self._dir)
         self._last_step = None
         self._last_time = time.monotonic()
@@ -159,16 +166,8 @@ class CheckpointSaverHook(SessionRunHook):
             listener.begin()
 
     def _get_saver(self):
-        if self._saver is not None:
-            return self._saver
-        if self._scaffold is not None and self._scaffold.saver is not None:
-            return self._scaffold.saver
-        savers = get_default_graph().get_collection(GraphKeys.SAVERS)
-        if len(savers) > 1:
-            raise RuntimeError("More than one item in collection %s. Please indicate which "
-                               "one to use by passing it to the constructor." % GraphKeys.SAVERS)
-        self._saver = savers[0] if savers else add_to_savers_collection(Saver())
-        return self._saver
+        """The saver given, else the scaffold's (it has one once it is finalized)."""
+        return self._saver if self._saver is not None else self._scaffold.saver
 
     def after_create_session(self, session, coord):
         os.makedirs(self._dir, exist_ok=True)

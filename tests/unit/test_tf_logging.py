@@ -179,3 +179,23 @@ def test_minitf_s_own_messages_go_through_the_tensorflow_logger(tmp_path, record
     assert "Restoring parameters from %s" % path in messages
     assert "Error reported to Coordinator: <class 'ValueError'>, boom" in messages
     assert tf_logging.get_logger() is logging.getLogger("tensorflow")
+
+
+def test_checkpoint_saver_hook_takes_the_scaffold_s_saver(tmp_path):
+    with tf.Graph().as_default():
+        step = tf.train.get_or_create_global_step()
+        train = tf.assign_add(step, 1)
+        tf.Variable(1.0, name="w")
+        saver = tf.train.Saver(max_to_keep=1)
+        scaffold = tf.train.Scaffold(saver=saver)
+        with pytest.raises(ValueError, match="You cannot provide both saver and scaffold"):
+            tf.train.CheckpointSaverHook(str(tmp_path), save_steps=1, saver=saver,
+                                         scaffold=scaffold)
+        hook = tf.train.CheckpointSaverHook(str(tmp_path), save_steps=1, scaffold=scaffold)
+        creator = tf.train.ChiefSessionCreator(scaffold=scaffold)
+        with tf.train.MonitoredSession(session_creator=creator, hooks=[hook]) as sess:
+            for _ in range(3):
+                sess.run(train)
+    # max_to_keep=1: the scaffold's saver did the saving.
+    assert tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths == [
+        str(tmp_path / "model.ckpt-3")]
