@@ -68,6 +68,9 @@ class RemoteRendezvous(Rendezvous):
             header, deadline=step.deadline, what="tensor %s from %s" % (tensor_name, send_task))
         return DEAD if reply.get("dead") else tensors[0]
 
+    def receives_locally(self, send_task, key):
+        return send_task == self._worker.task_name
+
 
 class _StepRendezvous:
     """The worker's rendezvous as one step sees it: the keys that a stream
@@ -91,6 +94,12 @@ class _StepRendezvous:
         if key in self._local:   # the stream checked the sender's incarnation
             return Rendezvous.receive(self._base, step, send_task, key, tensor_name)
         return self._base.receive(step, send_task, key, tensor_name, send_incarnation)
+
+    def receives_locally(self, send_task, key):
+        return key in self._local or self._base.receives_locally(send_task, key)
+
+    def recv_async(self, step_id, key, callback):
+        self._base.recv_async(step_id, key, callback)
 
 
 class _FixedPlacer:

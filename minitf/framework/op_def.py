@@ -150,7 +150,12 @@ class OpDef:
       ``host_memory_outputs``: shapes and axes a GPU kernel reads on the host
       (TF's ``HostMemory``), so they are never copied to the GPU; ``examples``:
       ``fn(dtype_name) -> [(inputs, attrs)]`` small cases for warm-up and the
-      parity tests (BACKEND kernels).
+      parity tests (BACKEND kernels); ``async_kernel``: ``fn(op) -> begin(ctx,
+      inputs, finish) -> what``, a blocking op's way to wait without a thread
+      (TF's ``AsyncOpKernel``): ``begin`` returns None when it cannot (the
+      executor then runs ``kernel`` on the blocking pool), else what it waits
+      for (named if the step times out), and calls ``finish(outputs, error)``
+      once, from whichever thread completes it.
     elementwise ops
       ``elementwise``: an :class:`Elementwise`.
     TF's file formats
@@ -178,6 +183,7 @@ class OpDef:
     host_memory_inputs: tuple = ()
     host_memory_outputs: bool = False
     examples: Optional[Callable] = None
+    async_kernel: Optional[Callable] = None
     elementwise: Optional[Elementwise] = None
     to_tf: Optional[Callable] = None
 

@@ -51,36 +51,74 @@ SEND = declare(OpDef("_Send", inputs=("tensor",),
                      kernel=_send_kernel))
 
 
+class _RecvAttrs:
+    """What a ``_Recv`` node says about its tensor, read once per plan."""
+
+    def __init__(self, op):
+        attrs = op._attrs
+        self.key, self.send_task = attrs["key"], attrs["send_task"]
+        self.send_device, self.recv_device = attrs["send_device"], attrs["recv_device"]
+        self.tensor_name = self.key.split(";", 1)[0]   # "x:0" (the attr is TF's edge name)
+        self.edge = attrs.get("tensor_name", "")
+        self.send_incarnation = attrs.get("send_incarnation") or None
+        self.aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
+        self.orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
+
+    def record(self, step, value, start):
+        """Note the transfer in the step's trace (a traced step only)."""
+        if step.trace is None or self.aux or value is DEAD:
+            return
+        asked = step.rendezvous.asked_micros(self.key)
+        if asked is not None and asked < start:
+            start = asked
+        wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
+        if self.orig_itemsize is not None:  # compressed: bytes before and on the wire
+            nbytes = value.size * self.orig_itemsize
+            if value.dtype == np.uint8:
+                wire_bytes += 8  # the int8 encoding's min and scale
+        else:
+            nbytes = wire_bytes
+        step.trace.record_transfer(self.tensor_name, self.send_device, self.recv_device,
+                                   nbytes, wire_bytes, start, time.time_ns() // 1000,
+                                   self.edge)
+
+
 def _recv_kernel(op, backend):
-    attrs = op._attrs
-    key, send_task = attrs["key"], attrs["send_task"]
-    send_device, recv_device = attrs["send_device"], attrs["recv_device"]
-    tensor_name = key.split(";", 1)[0]         # "x:0" (the attr is TF's edge name)
-    edge = attrs.get("tensor_name", "")
-    send_incarnation = attrs.get("send_incarnation") or None
-    aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
-    orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
+    recv = _RecvAttrs(op)
 
     def compute(ctx, inputs):
         step = ctx.step
         start = time.time_ns() // 1000
-        value = step.rendezvous.receive(step, send_task, _key(key, ctx), tensor_name,
-                                        send_incarnation)
-        if step.trace is not None and not aux and value is not DEAD:
-            asked = step.rendezvous.asked_micros(key)
-            if asked is not None and asked < start:
-                start = asked
-            wire_bytes = 0 if value.dtype.kind == "O" else int(value.nbytes)
-            if orig_itemsize is not None:  # compressed: bytes before and on the wire
-                nbytes = value.size * orig_itemsize
-                if value.dtype == np.uint8:
-                    wire_bytes += 8  # the int8 encoding's min and scale
-            else:
-                nbytes = wire_bytes
-            step.trace.record_transfer(tensor_name, send_device, recv_device, nbytes,
-                                       wire_bytes, start, time.time_ns() // 1000, edge)
+        value = step.rendezvous.receive(step, recv.send_task, _key(recv.key, ctx),
+                                        recv.tensor_name, recv.send_incarnation)
+        recv.record(step, value, start)
         return [value]
     return compute
+
+
+def _recv_async_kernel(op):
+    """Wait for the tensor without a thread when it comes to this task's
+    rendezvous by itself (see Rendezvous.recv_async); a tensor that must be
+    pulled from its sender one by one needs the blocking kernel. ``begin``
+    returns what it waits for (for the scheduler's messages), or None."""
+    recv = _RecvAttrs(op)
+
+    def begin(ctx, inputs, finish):
+        step = ctx.step
+        key = _key(recv.key, ctx)
+        if not step.rendezvous.receives_locally(recv.send_task, key):
+            return None
+        start = time.time_ns() // 1000
+
+        def arrived(value, error):
+            if error is None:
+                recv.record(step, value, start)
+                finish([value], None)
+            else:
+                finish(None, error)
+        step.rendezvous.recv_async(step.step_id, key, arrived)
+        return recv.tensor_name
+    return begin
 
 
 #: Blocking: it waits for the sender (honouring the step's deadline and
@@ -91,7 +129,8 @@ RECV = declare(OpDef("_Recv", attrs=("key", "send_task", "send_device", "recv_de
                                      "tensor_name", "T", "orig_dtype", "compression", "aux",
                                      "send_incarnation", "client_terminated", "_src", "_dst"),
                      gradient=NOT_DIFFERENTIABLE, blocking=True, makes_dead=True,
-                     devices=EVERY_DEVICE, kernel=_recv_kernel))
+                     devices=EVERY_DEVICE, kernel=_recv_kernel,
+                     async_kernel=_recv_async_kernel))
 
 
 def _arg_kernel(op, backend):

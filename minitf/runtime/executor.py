@@ -50,6 +50,7 @@ from minitf.runtime.step import KernelContext
 
 
 DEADLINE_GRACE = 1.0  # seconds
+ASYNC_POLL = 0.05     # seconds between the scheduler's checks of ops waiting without a thread
 
 
 def _fetched(values):
@@ -118,8 +119,10 @@ class Plan:
                         inputs[i] = slot_of[_variable_behind(op, i, after)]
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
-            self.nodes.append(Node(op, compute, device, inputs, deref, out_base,
-                                   row.blocking))
+            node = Node(op, compute, device, inputs, deref, out_base, row.blocking)
+            if row.async_kernel is not None:
+                node.begin = row.async_kernel(op)
+            self.nodes.append(node)
         fetch_slots = [slot_of[t] for t in fetches]
         self.placement = {s.op.name: s.device.name for s in self.nodes}
         self.constants = {}
@@ -173,9 +176,13 @@ class Plan:
         #: one at a time in the caller's thread (frames.run_structured).
         self.one_thread = len(self.devices) <= 1 and not any(s.blocking for s in self.nodes)
         #: ... and no two expensive ops that could run side by side: the whole
-        #: step runs inline (see the module docstring).
+        #: step runs inline (see the module docstring). A plan where two
+        #: could starts on the dataflow executor, which times its expensive
+        #: ops; from its second step on it keeps the pool only if two ops
+        #: that do not depend on each other were measured long enough.
         self.inline = self.one_thread and not (
             getattr(pools, "width", 1) > 1 and _may_overlap(self.nodes))
+        self._steps = 0
         # With while loops, ops run once per iteration of their frame (frames.py).
         self.frames = frames.FrameLayout(self.nodes) if any(
             op.op_def is not None and op.op_def.frame_move is not None
@@ -198,6 +205,10 @@ class Plan:
                 self._run_inline(vals, step)
             else:
                 self._run_dataflow(vals, step)
+                self._steps += 1
+                if self.one_thread and self._steps >= 2 and not _may_overlap(
+                        self.nodes, measured=True):
+                    self.inline = True
             return _fetched([vals[i] for i in self.fetch_slots])
         finally:
             if self.memory is not None:
@@ -304,9 +315,11 @@ class Plan:
         Blocking ops (a dequeue, a receive) go to the blocking pool, so
         they never hold up the rest; ops of the other devices go to the
         inter-op pool, so devices overlap. On the home device too, an
-        expensive op with big inputs (a product, a convolution: ``OpDef.
-        expensive``) goes to the inter-op pool while other ops are ready,
-        or running there, as in TF's executor: two independent matrix
+        expensive op (a product, a convolution: ``OpDef.expensive``) whose
+        kernel took at least HAND_OVER_SECONDS last time goes to the
+        inter-op pool while other ops are ready or running there, as in
+        TF's executor (which also learns its kernels' costs as it runs them
+        and keeps cheap ones inline): two independent matrix
         products of one device then run at once, each kernel within the
         session's ``intra_op_parallelism_threads``, and two chains of them
         each keep a pool thread busy while the caller runs the cheap ops in
@@ -335,12 +348,58 @@ class Plan:
                     None, None, "Timed out before %s could start" % s.op.name)
 
         busy = [0]              # ops handed to the inter-op pool, not yet done
+        waiting = {}            # node -> what it waits for, for ops waiting without a thread
+        trace = step.trace
+
+        def begin(i):
+            """Start blocking node ``i``'s asynchronous kernel (a ``_Recv`` whose
+            tensor comes to this rendezvous): no thread waits for it; ``finish``
+            runs in the thread that brings the value. False: run it on a thread."""
+            s = nodes[i]
+            if step.memory is not None:
+                return False
+            ins = [vals[j] for j in s.inputs]
+            if self.may_be_dead and deadness.is_dead(s, ins, dead):
+                return False
+            start = time.time_ns() // 1000 if trace is not None else 0
+
+            def finish(outs, exc):
+                if exc is not None:
+                    done.put((i, annotate(exc, s.op, s.device)))
+                    return
+                if s.n_out:
+                    vals[s.out_base:s.out_end] = outs
+                if trace is not None:
+                    trace.record(s, start, time.time_ns() // 1000, outs, None)
+                done.put((i, None))
+            waiting[i] = s.op.name
+            what = s.begin(contexts[s.device.name], ins, finish)
+            if not what:
+                del waiting[i]
+                return False
+            if i in waiting:
+                waiting[i] = what
+            return True
+
+        def give_up_waiting():
+            i = min(waiting)
+            if cancelled.is_set():
+                raise annotate(errors.CancelledError(
+                    None, None, "Step %d was cancelled while waiting for %s"
+                    % (step.step_id, waiting[i])), nodes[i].op, nodes[i].device)
+            left = step.time_left()
+            if left is not None and left <= 0:
+                raise annotate(errors.DeadlineExceededError(
+                    None, None, "Timed out waiting for %s" % waiting[i]),
+                    nodes[i].op, nodes[i].device)
 
         def work(i):
             s = nodes[i]
             try:
                 check(s)
+                start = time.perf_counter()
                 run_one(i, vals, contexts[s.device.name], dead)
+                s.seconds = time.perf_counter() - start
                 done.put((i, None))
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))
@@ -351,15 +410,21 @@ class Plan:
                     i = ready.popleft()
                     s = nodes[i]
                     if s.blocking:
-                        blocking_pool.submit(work, i)
+                        if s.begin is None or not begin(i):
+                            blocking_pool.submit(work, i)
                         continue
                     if s.device.name != home or (s.expensive and (ready or busy[0])
-                                                 and _big_inputs(s, vals)):
+                                                 and s.seconds >= HAND_OVER_SECONDS):
                         busy[0] += 1
                         pool.submit(work, i)
                         continue
                     check(s)
-                    run_one(i, vals, contexts[home], dead)
+                    if s.expensive:
+                        start = time.perf_counter()
+                        run_one(i, vals, contexts[home], dead)
+                        s.seconds = time.perf_counter() - start
+                    else:
+                        run_one(i, vals, contexts[home], dead)
                     remaining -= 1
                     for j in s.successors:
                         pending[j] -= 1
@@ -369,20 +434,29 @@ class Plan:
                     return
                 # Blocking ops watch the deadline themselves and fail cleanly (a
                 # dequeue drops what it took, as TF). The scheduler only gives up on
-                # its own if an op ignores the deadline for DEADLINE_GRACE more.
+                # its own if an op ignores the deadline for DEADLINE_GRACE more,
+                # or when an op that waits without a thread (``waiting``) is still
+                # waiting at the deadline or on cancellation.
                 timeout = step.time_left()
                 try:
-                    if timeout is None:
+                    if waiting:
+                        i, exc = done.get(timeout=ASYNC_POLL if timeout is None
+                                          else min(ASYNC_POLL, max(timeout, 0)))
+                    elif timeout is None:
                         i, exc = done.get()
                     else:
                         i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
                 except queue.Empty:
+                    if waiting:
+                        give_up_waiting()
+                        continue
                     raise errors.DeadlineExceededError(
                         None, None, "Timed out waiting for the step to finish: the deadline "
                         "passed while ops were still running or blocked (%d not done)"
                         % remaining) from None
                 if exc is not None:
                     raise exc
+                waiting.pop(i, None)
                 if not nodes[i].blocking:
                     busy[0] -= 1
                 remaining -= 1
@@ -437,25 +511,32 @@ class Plan:
         return run.run_pooled(submit, DEADLINE_GRACE)
 
 
-#: Input elements (all inputs together) from which an expensive op is worth a
-#: pool thread: a 128x128 float32 matrix product (2M multiply-adds, ~0.2 ms on
-#: one core) against the ~30 us a hand-over costs.
-BIG_INPUTS = 1 << 15
+#: How long an expensive kernel must have run (its last run) for the executor
+#: to hand it to a pool thread when something else is ready: a hand-over and
+#: the wake-up cost tens of microseconds, so only kernels several times that
+#: long gain from running beside another (a 400x400 float32 product takes
+#: about 2 ms on one core; an MLP's 256x64 by 64x128 product 0.05 ms).
+HAND_OVER_SECONDS = 250e-6
+
+#: Static input elements below which an expensive op is never worth a thread
+#: (a 128x128 product: under HAND_OVER_SECONDS on any core).
+SMALL_INPUTS = 1 << 15
 
 
-def _big_inputs(s, vals):
-    return sum(getattr(vals[j], "size", 0) for j in s.inputs) >= BIG_INPUTS
+def _may_overlap(nodes, measured=False):
+    """Whether two expensive nodes (``OpDef.expensive``) could run at once:
+    neither needs the other. Without ``measured``, every expensive node
+    whose inputs are not known to be small counts (the plan has not run
+    yet); with it, those whose last run took HAND_OVER_SECONDS.
 
-
-def _may_overlap(nodes):
-    """Whether two expensive nodes (``OpDef.expensive``; inputs not known to
-    be small) could run at once: neither needs the other. Every node's
-    expensive ancestors are a bit set (one Python int); in a chain each of
-    the E expensive nodes has all earlier ones as ancestors, E(E-1)/2 pairs
-    in all, and fewer pairs mean two nodes that do not depend on each other."""
+    Every node's expensive ancestors are a bit set (one Python int); in a
+    chain each of the E expensive nodes has all earlier ones as ancestors,
+    E(E-1)/2 pairs in all, and fewer pairs mean two nodes that do not depend
+    on each other."""
     bit = {}
     for i, s in enumerate(nodes):
-        if s.expensive and not _known_small(s):
+        if s.expensive and (s.seconds >= HAND_OVER_SECONDS if measured
+                            else not _known_small(s)):
             bit[i] = 1 << len(bit)
     if len(bit) < 2:
         return False
@@ -469,8 +550,8 @@ def _may_overlap(nodes):
 
 
 def _known_small(s):
-    """The op's inputs have static shapes whose elements add up to less than
-    BIG_INPUTS, so the executor would never hand it over."""
+    """The op's inputs have static shapes of fewer than SMALL_INPUTS
+    elements in all."""
     total = 0
     for t in s.op._inputs:
         shape = t.shape
@@ -480,7 +561,7 @@ def _known_small(s):
         for d in shape.as_list():
             n *= d
         total += n
-    return total < BIG_INPUTS
+    return total < SMALL_INPUTS
 
 
 def _variable_behind(op, i, after):

@@ -14,11 +14,13 @@ class Node:
     ``members`` is None for an ordinary op; a fused node (fusion.py) lists the
     ops it replaced. ``allocator`` is the GPU allocator its outputs are
     charged to (None on a CPU or for host-memory outputs). ``expensive``:
-    the op's row says it is worth a pool thread (``OpDef.expensive``)."""
+    the op's row says it may be worth a pool thread (``OpDef.expensive``);
+    ``seconds``: how long its kernel took last time (the dataflow executor
+    times expensive ops)."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out", "out_end",
                  "successors", "n_preds", "blocking", "members", "allocator",
-                 "control_preds", "dead_when", "expensive")
+                 "control_preds", "dead_when", "expensive", "seconds", "begin")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -38,6 +40,8 @@ class Node:
         # (a host<->GPU copy has no row: it is dead when its input is)
         self.dead_when = op.op_def.dead_when if op.op_def is not None else ANY
         self.expensive = op.op_def is not None and op.op_def.expensive
+        self.seconds = 0.0      # an expensive op's last kernel time (executor.py)
+        self.begin = None       # an asynchronous kernel's start (OpDef.async_kernel)
 
 
 # TF's names for dtypes in its messages (DataTypeString): "type float", not float32.

@@ -37,19 +37,52 @@ class Rendezvous:
         self._lock = threading.Lock()
         self._by_step = {}   # step id -> {key: value}: values sent, not yet received
         self._waiters = {}   # (step id, key) -> [Event] of receivers waiting for it
+        self._callbacks = {}  # (step id, key) -> callback of a receive_async
         self._aborted = {}   # step id -> OpError, oldest first
 
     def send(self, step_id, key, value):
         with self._lock:
             if step_id in self._aborted:
                 return
-            values = self._by_step.get(step_id)
-            if values is None:
-                values = self._by_step[step_id] = {}
-            values[key] = value
-            waiting = self._waiters.pop((step_id, key), None)
+            callback = self._callbacks.pop((step_id, key), None)
+            if callback is None:
+                values = self._by_step.get(step_id)
+                if values is None:
+                    values = self._by_step[step_id] = {}
+                values[key] = value
+                waiting = self._waiters.pop((step_id, key), None)
+        if callback is not None:
+            callback(value, None)
+            return
         for event in waiting or ():
             event.set()
+
+    def recv_async(self, step_id, key, callback):
+        """Take ``key`` of step ``step_id`` without a thread waiting for it:
+        ``callback(value, None)`` runs as soon as it is here (now, or in the
+        sender's thread), ``callback(None, error)`` if the step is aborted.
+        This is TF's ``RecvAsync``: the executor's scheduler hears of the
+        arrival through its queue of finished ops (executor.py). Nothing here
+        watches the deadline or cancellation: the scheduler does."""
+        with self._lock:
+            values = self._by_step.get(step_id)
+            if values and key in values:
+                value = values.pop(key)
+                if not values:
+                    del self._by_step[step_id]
+                error = None
+            else:
+                value, error = None, self._aborted.get(step_id)
+                if error is None:
+                    self._callbacks[(step_id, key)] = callback
+                    return
+        callback(value, error)
+
+    def receives_locally(self, send_task, key):
+        """Whether ``key`` arrives in this rendezvous by itself (a local
+        ``_Send`` or a stream leaves it here), so :meth:`recv_async` can wait
+        for it; a server's worker pulls other keys from their sender."""
+        return True
 
     def recv(self, step_id, key, deadline=None, cancelled=None, waiting_for="",
              abandoned=None):
@@ -140,13 +173,24 @@ class Rendezvous:
             self._by_step.pop(step_id, None)
             woken = [e for k, events in self._waiters.items() if k[0] == step_id
                      for e in events]
+            told = self._drop_callbacks(step_id)
         for event in woken:
             event.set()
+        for callback in told:
+            callback(None, error)
+
+    def _drop_callbacks(self, step_id):
+        """(Holding the lock.) Forget the async receives of ``step_id``."""
+        if not self._callbacks:
+            return []
+        keys = [k for k in self._callbacks if k[0] == step_id]
+        return [self._callbacks.pop(k) for k in keys]
 
     def finish(self, step_id):
         """Drop whatever a finished step left behind (sends nobody received)."""
         with self._lock:
             self._by_step.pop(step_id, None)
+            self._drop_callbacks(step_id)
 
     def abort_error(self, step_id):
         """The error step ``step_id`` was aborted with, or None."""

@@ -10,6 +10,9 @@ Side by side in one run:
 * asynchronously on 1 ps + 2 workers (each worker its own client process,
   variables on the ps), with and without bfloat16 transfer compression
   (minitf only: TF has no such switch), counting global steps per second;
+* synchronously on the same cluster: ``SyncReplicasOptimizer`` aggregating
+  both workers' gradients into one update per global step, in a
+  ``MonitoredTrainingSession`` with the optimizer's hook;
 * real TensorFlow running the same programs when $MINITF_TF_PYTHON is set.
 
 Medians of a few repeats on a noisy 2-core machine: compare ratios.
@@ -42,7 +45,7 @@ def _engine(name):
     return tf
 
 
-def _model(tf):
+def _model(tf, sync_replicas=0):
     x = tf.placeholder(tf.float32, [BATCH, FEATURES])
     y = tf.placeholder(tf.int32, [BATCH])
     # Explicit variables (TF 2.21's tf.compat.v1.layers needs Keras 2).
@@ -55,8 +58,12 @@ def _model(tf):
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y,
                                                                          logits=logits))
     step = tf.train.get_or_create_global_step()
-    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
-    return x, y, train, step
+    optimizer = tf.train.GradientDescentOptimizer(0.1)
+    if sync_replicas:
+        optimizer = tf.train.SyncReplicasOptimizer(optimizer, replicas_to_aggregate=sync_replicas,
+                                                   total_num_replicas=sync_replicas)
+    train = optimizer.minimize(loss, global_step=step)
+    return x, y, train, step, optimizer
 
 
 def _batch(rng):
@@ -68,7 +75,7 @@ def local_steps_per_second(tf):
     rates = []
     g = tf.Graph()
     with g.as_default():
-        x, y, train, _ = _model(tf)
+        x, y, train, _, _ = _model(tf)
         rng = np.random.RandomState(0)
         xs, ys = _batch(rng)
         with tf.Session(graph=g) as sess:
@@ -88,22 +95,32 @@ def serve(engine, cluster, job, task):
     tf.train.Server(tf.train.ClusterSpec(cluster), job_name=job, task_index=task).join()
 
 
-def worker(engine, cluster, task, compression, seconds):
+def worker(engine, cluster, task, compression, seconds, sync):
     tf = _engine(engine)
     with tf.device(tf.train.replica_device_setter(
             worker_device="/job:worker/task:%d" % task, cluster=cluster)):
-        x, y, train, step = _model(tf)
+        x, y, train, step, optimizer = _model(tf, len(cluster["worker"]) if sync else 0)
     config = tf.ConfigProto()
     if compression:
         config.graph_options.transfer_compression = compression
     rng = np.random.RandomState(task)
     xs, ys = _batch(rng)
-    with tf.Session("grpc://" + cluster["worker"][task], config=config) as sess:
+    target = "grpc://" + cluster["worker"][task]
+    if sync:
+        hooks = [optimizer.make_session_run_hook(task == 0)]
+        sess = tf.train.MonitoredTrainingSession(master=target, is_chief=task == 0,
+                                                 hooks=hooks, config=config,
+                                                 save_checkpoint_secs=None,
+                                                 save_summaries_steps=None,
+                                                 log_step_count_steps=None)
+    else:
+        sess = tf.Session(target, config=config)
         if task == 0:
             sess.run(tf.global_variables_initializer())
         else:
             while len(sess.run(tf.report_uninitialized_variables())):
                 time.sleep(0.05)
+    with sess:
         for _ in range(10):
             sess.run(train, {x: xs, y: ys})
         first = sess.run(step)
@@ -111,10 +128,14 @@ def worker(engine, cluster, task, compression, seconds):
         while time.perf_counter() - start < seconds:
             sess.run(train, {x: xs, y: ys})
         print(json.dumps({"first": int(first), "last": int(sess.run(step)),
-                          "seconds": time.perf_counter() - start}))
+                          "seconds": time.perf_counter() - start}), flush=True)
+        if sync:
+            # The other worker may be waiting for this one's next gradient:
+            # leave without closing (the parent kills it).
+            os._exit(0)
 
 
-def async_steps_per_second(engine, compression=""):
+def cluster_steps_per_second(engine, compression="", sync=False):
     cluster = {"ps": ["localhost:%d" % free_port()],
                "worker": ["localhost:%d" % free_port() for _ in range(2)]}
     python = sys.executable if engine == "minitf" else os.environ["MINITF_TF_PYTHON"]
@@ -126,15 +147,20 @@ def async_steps_per_second(engine, compression=""):
     try:
         wait_for_ports(cluster["ps"] + cluster["worker"])
         workers = [subprocess.Popen([python, __file__, "--worker", engine, json.dumps(cluster),
-                                     str(i), compression, str(DIST_SECONDS)], env=env,
+                                     str(i), compression, str(DIST_SECONDS),
+                                     "sync" if sync else "async"], env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                    for i in range(2)]
         outs = []
-        for w in workers:
+        for w in workers[:1] if sync else workers:   # sync: the chief's count
             out, err = w.communicate(timeout=300)
             if w.returncode != 0:
                 raise RuntimeError(err[-2000:])
             outs.append(json.loads(out.strip().splitlines()[-1]))
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+            w.communicate()
         steps = max(o["last"] for o in outs) - min(o["first"] for o in outs)
         return steps / max(o["seconds"] for o in outs)
     finally:
@@ -149,7 +175,7 @@ def main():
         return
     if sys.argv[1:2] == ["--worker"]:
         worker(sys.argv[2], json.loads(sys.argv[3]), int(sys.argv[4]), sys.argv[5],
-               float(sys.argv[6]))
+               float(sys.argv[6]), sys.argv[7] == "sync")
         return
     if sys.argv[1:] == ["--local", "tf"]:
         print(json.dumps(local_steps_per_second(_engine("tf"))))
@@ -158,11 +184,13 @@ def main():
     rows = [("local, one session", local_steps_per_second(_engine("minitf")), None)]
     if real:
         rows[0] = (rows[0][0], rows[0][1], run_under_tf(__file__, ("--local", "tf"), 600))
-    rows.append(("async 1 ps + 2 workers", async_steps_per_second("minitf"),
-                 async_steps_per_second("tf") if real else None))
-    rows.append(("async, bfloat16 transfers", async_steps_per_second("minitf", "bfloat16"),
+    rows.append(("async 1 ps + 2 workers", cluster_steps_per_second("minitf"),
+                 cluster_steps_per_second("tf") if real else None))
+    rows.append(("sync (SyncReplicasOptimizer)", cluster_steps_per_second("minitf", sync=True),
+                 cluster_steps_per_second("tf", sync=True) if real else None))
+    rows.append(("async, bfloat16 transfers", cluster_steps_per_second("minitf", "bfloat16"),
                  None))
-    rows.append(("async, int8 transfers", async_steps_per_second("minitf", "int8"), None))
+    rows.append(("async, int8 transfers", cluster_steps_per_second("minitf", "int8"), None))
     print("2-layer MLP, batch %d, %d -> %d -> %d, steps per second (median)"
           % (BATCH, FEATURES, HIDDEN, CLASSES))
     print("%-30s %10s %10s" % ("", "minitf", "real TF"))

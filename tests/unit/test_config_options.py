@@ -144,7 +144,7 @@ def test_inter_op_width_and_per_session_pools():
             for s in shared + own:
                 assert s._runtime.pools.width == 3
             inter_op, _ = shared[0]._runtime.pools.get()
-            assert inter_op._max_workers == 3
+            assert inter_op.width == 3
         finally:
             for s in shared + own:
                 s.close()
@@ -162,16 +162,19 @@ def test_intra_op_threads_is_every_kernel_threads_budget():
         with tf.Session(config=config) as sess:
             assert sess.run(total) == 2 * (1 << 17)
             inter_op, _ = sess._runtime.pools.get()
-            seen["pool"] = inter_op.submit(
-                lambda: (threads.kernel_threads(), numba.get_num_threads())).result()
+            seen["pool"] = inter_op.call(
+                lambda: (threads.kernel_threads(), numba.get_num_threads()))
             seen["caller"] = (threads.kernel_threads(), numba.get_num_threads())
     assert seen["pool"] == (1, 1) and seen["caller"] == (1, 1)
 
 
 def _threads_of(fetch, config, names):
-    """Which thread ran each named op in one traced step."""
+    """Which thread ran each named op in a traced step, after two steps in
+    which the executor timed its expensive ops."""
     md = tf.RunMetadata()
     with tf.Session(config=config) as sess:
+        sess.run(fetch)
+        sess.run(fetch)
         sess.run(fetch, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                  run_metadata=md)
     return {ns.node_name: ns.thread_id for d in md.step_stats.dev_stats
@@ -187,11 +190,12 @@ def _two_products(n):
 @pytest.mark.parametrize("width", [2, 1])
 def test_independent_big_products_on_one_device_go_to_the_pool(width):
     """TF's executor hands ready expensive ops to its inter-op pool whatever
-    their device; minitf does the same for big products while another op is
-    ready or running. With a one-thread pool all run in the caller's thread."""
+    their device; minitf does the same for products that took long enough
+    (a 400x400 one: milliseconds) while another op is ready or running. With
+    a one-thread pool all run in the caller's thread."""
     caller = threading.get_ident() % 100000        # how the trace names a thread
     with tf.Graph().as_default():
-        total = _two_products(400)                 # inputs of 320,000 elements each
+        total = _two_products(400)
         ran = _threads_of(total, tf.ConfigProto(inter_op_parallelism_threads=width,
                                                 intra_op_parallelism_threads=1),
                           {"first", "second", "add"})
@@ -212,6 +216,24 @@ def test_small_or_dependent_products_stay_in_the_callers_thread():
         caller = threading.get_ident() % 100000
         assert set(_threads_of(small, config, {"first", "second"}).values()) == {caller}
         assert set(_threads_of(chain, config, {"inner", "outer"}).values()) == {caller}
+
+
+def test_products_measured_short_stay_in_the_callers_thread():
+    """Shapes unknown until run time: the first steps time the products and
+    find them far too short to be worth a thread."""
+    with tf.Graph().as_default():
+        a = tf.placeholder(tf.float32, [None, None])
+        b = tf.placeholder(tf.float32, [None, None])
+        total = tf.matmul(a, a, name="first") + tf.matmul(b, b, name="second")
+        feed = {a: np.ones((8, 8), np.float32), b: np.ones((8, 8), np.float32)}
+        md = tf.RunMetadata()
+        with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
+            for _ in range(3):
+                sess.run(total, feed)
+            sess.run(total, feed, options=FULL, run_metadata=md)
+    ran = {ns.thread_id for d in md.step_stats.dev_stats for ns in d.node_stats
+           if ns.node_name in ("first", "second")}
+    assert ran == {threading.get_ident() % 100000}
 
 
 # -- on a server ------------------------------------------------------------------------------------
