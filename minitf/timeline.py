@@ -56,13 +56,14 @@ def sender_ready(tensor, dst_device, src_ops, arrived):
     ``(µs, op name, how)`` or None when the trace does not say.
 
     Follows the names minitf's partitioner gives (minitf/distributed/
-    partition.py): the tensor's ``_send_<tensor>_<n>`` when there is only
-    one (its end, or its start if the arrival was stamped before the send
-    returned), else the end of the op whose output went out: the encoder of a
-    compressed tensor, the token of a control signal, or the tensor's producer.
+    partition.py, TF's master's names): the producer's ``<producer>_S<n>``
+    ``_Send`` when there is only one (its end, or its start if the arrival
+    was stamped before the send returned), else the end of the op whose
+    output went out: the encoder of a compressed tensor, the token of a
+    control signal (``<op>/ctrl_S<n>``), or the tensor's producer.
     """
-    safe = _safe(tensor.lstrip("^"))
-    pattern = re.compile(r"^_send_%s_\d+$" % re.escape(_safe(tensor)))
+    producer = tensor[1:] if tensor.startswith("^") else tensor.rsplit(":", 1)[0]
+    pattern = re.compile(r"^%s_S\d+$" % re.escape(producer))
     sends = [o for o in src_ops if o[1] in ("_Send", "_HostSend") and pattern.match(o[0])]
     if len(sends) == 1:
         name, _, start, end = sends[0]
@@ -70,9 +71,14 @@ def sender_ready(tensor, dst_device, src_ops, arrived):
             return end, name, "its _Send finished"
         return min(start, arrived), name, "its _Send started"
     by_name = {o[0]: o for o in src_ops}
+    safe = _safe(tensor.lstrip("^"))
     names = ["_quantize_%s_%s" % (safe, _safe(dst_device)),
              "_compress_%s_%s" % (safe, _safe(dst_device))]
-    names.append("_token_" + safe if tensor.startswith("^") else tensor.split(":")[0])
+    if tensor.startswith("^"):
+        token = re.compile(r"^%s/ctrl_S\d+$" % re.escape(producer))
+        names += [o[0] for o in src_ops if token.match(o[0])][:1]
+    else:
+        names.append(producer)
     for name in names:
         if name in by_name:
             return min(by_name[name][3], arrived), name, "%s finished" % name

@@ -6,11 +6,14 @@ Two kinds are understood, and give the same records:
 
 * **minitf's**: ``step_stats.dev_stats`` (every op, ``_Send``/``_Recv``
   included), ``step_stats.transfers`` (one record per tensor that crossed
-  devices), ``placement`` and ``partition_graphs`` (plain dicts);
+  devices), ``placement`` and ``partition_graphs``;
 * **real TensorFlow's** protocol buffer: ``step_stats.dev_stats`` (every op,
   plus one ``RecvTensor`` record per tensor a worker received over the
-  network) and ``partition_graphs`` (``GraphDef``\\ s with the ``_Send`` and
-  ``_Recv`` nodes the partitioner added).
+  network) and ``partition_graphs``.
+
+Both runtimes' ``partition_graphs`` are TF's ``GraphDef``\\ s, one per
+device, with the ``_Send`` and ``_Recv`` nodes the partitioner added, and
+are read the same way (:func:`read_partition_graphs`).
 
 When did a transfer happen? Three moments matter, and a trace records them
 on two different tasks:
@@ -200,14 +203,7 @@ def _read_minitf(md, step):
                         int(o.tensor_description.requested_bytes)) for o in ns.output]
             trace.ops.append(OpRun(step, device, ns.node_name, ns.op_type, start,
                                    start + int(ns.all_end_rel_micros), outputs))
-    for part in md.partition_graphs or []:
-        for n in part["nodes"]:
-            trace.nodes[n["name"]] = Node(
-                name=n["name"], op=n["op"],
-                device=canonical_device(n.get("assigned") or n.get("device") or ""),
-                inputs=[(src, int(idx)) for src, idx in n.get("inputs", [])],
-                control=list(n.get("control", [])), attrs=dict(n.get("attrs", {})),
-                outputs=[(o[0], o[1]) for o in n.get("out", [])])
+    trace.nodes = read_partition_graphs(md.partition_graphs)
     trace.placement = {k: canonical_device(v) for k, v in dict(md.placement).items()}
     trace.soft_placed = set(md.soft_placed)
     for m in getattr(md.step_stats, "memory", []) or []:
@@ -215,15 +211,11 @@ def _read_minitf(md, step):
             "peak": int(m.peak_bytes), "live": int(m.live_bytes),
             "limit": int(m.total_bytes)}
     runs = _runs_by_name(trace.ops)
-    pairs = {(recv.attrs.get("tensor_name"),) + endpoint_devices(recv): (recv, send)
-             for recv, send in send_recv_pairs(trace.nodes)}
+    pairs = {(recv.attrs.get("tensor_name", "").split("#")[0],) + endpoint_devices(recv):
+             (recv, send) for recv, send in send_recv_pairs(trace.nodes)}
     for t in md.step_stats.transfers:
         trace.transfers.append(_minitf_transfer(step, t, runs, pairs))
     return trace
-
-
-def _safe(name):
-    return name.replace(":", "_").replace("/", "_")
 
 
 def _runs_by_name(ops):
@@ -265,11 +257,12 @@ def _minitf_transfer(step, t, runs, pairs):
         _set_ready(record, None, producer)
         return record
     record.asked = int(t.start_micros)
-    recv_name = "_recv_%s_%s" % (_safe(tensor), _safe(dst))
-    recv_node, send_node = pairs.get((tensor, src, dst), (None, None))
+    edge = (getattr(t, "edge", "") or "").split("#")[0]
+    recv_node, send_node = pairs.get((edge, src, dst), (None, None))
     if recv_node is not None:  # the partition graphs say exactly which pair it was
-        recv_name = recv_node.name
-    recv = _run_on(runs, recv_name, dst) or _run_on(runs, recv_name + "_q", dst)
+        recv = _run_on(runs, recv_node.name, dst)
+    else:   # minitf names a pair after the producer: <producer>_S<n>
+        recv = _only(_runs_on(runs, dst), tensor, ("_Recv", "_HostRecv"))
     if recv is not None:
         record.receiver = recv.name
     if send_node is not None:
@@ -291,35 +284,35 @@ def _runs_on(runs, device):
     return [o for group in runs.values() for o in group if o.device == device]
 
 
+def _only(ops, tensor, types):
+    """The one op of ``types`` named ``<producer>_S<n>`` among ``ops``, if one."""
+    producer = tensor[1:] if tensor.startswith("^") else tensor.rsplit(":", 1)[0]
+    pattern = re.compile(r"^%s_S\d+$" % re.escape(producer))
+    found = [o for o in ops if o.type in types and pattern.match(o.name)]
+    return found[0] if len(found) == 1 else None
+
+
 def endpoint_devices(node):
-    """``(send device, recv device)`` of a _Send or _Recv node: from its
-    attrs (TF, and minitf's _Recv) or from its rendezvous key
-    ``tensor;send device;recv device`` (minitf's _Send)."""
+    """``(send device, recv device)`` of a _Send or _Recv node, from its attrs."""
     src, dst = node.attrs.get("send_device"), node.attrs.get("recv_device")
-    if (not src or not dst) and node.attrs.get("key"):
-        parts = node.attrs["key"].split(";")
-        if len(parts) >= 3:
-            src, dst = parts[1], parts[2].split("#")[0]
     return canonical_device(src or node.device), canonical_device(dst or "")
 
 
 def send_recv_pairs(nodes):
     """``[(recv node, send node or None)]``, one per tensor a partition
-    receives: every ``_Recv`` except the extra parts of a compressed tensor
-    (minitf marks them ``aux``). The ``_Send`` is found by the rendezvous
-    key (minitf) or by tensor name and devices (TF)."""
-    by_key, by_tensor = {}, {}
+    receives: every ``_Recv`` except a client-terminated one (a fed value)
+    and the extra parts of a compressed tensor (minitf marks them
+    ``_minitf_aux``). The ``_Send`` has the same tensor name and devices."""
+    by_tensor = {}
     for n in nodes.values():
-        if n.op in SEND_OPS:
-            if n.attrs.get("key"):
-                by_key[n.attrs["key"]] = n
+        if n.op in SEND_OPS and not n.attrs.get("client_terminated"):
             by_tensor.setdefault((n.attrs.get("tensor_name"),) + endpoint_devices(n), n)
     pairs = []
     for n in nodes.values():
-        if n.op in RECV_OPS and not n.attrs.get("aux"):
-            send = by_key.get(n.attrs.get("key")) or by_tensor.get(
-                (n.attrs.get("tensor_name"),) + endpoint_devices(n))
-            pairs.append((n, send))
+        if n.op in RECV_OPS and not n.attrs.get("_minitf_aux") and \
+                not n.attrs.get("client_terminated"):
+            pairs.append((n, by_tensor.get((n.attrs.get("tensor_name"),)
+                                           + endpoint_devices(n))))
     return pairs
 
 
@@ -378,6 +371,27 @@ def _split_input(text):
     return name, int(index) if index.isdigit() else 0
 
 
+def read_partition_graphs(graphs):
+    """``{name: Node}`` of every node of ``RunMetadata.partition_graphs``
+    (TF's GraphDefs, from either runtime)."""
+    nodes = {}
+    for graph in graphs or []:
+        for n in graph.node:
+            if n.name in HIDDEN_OPS:
+                continue
+            inputs = [_split_input(i) for i in n.input if not i.startswith("^")]
+            attrs = _tf_attrs(n)
+            dtype = attrs.get("dtype") or attrs.get("T") or attrs.get("tensor_type")
+            value = attrs.get("value")
+            shape = attrs["shape"] if "shape" in attrs else \
+                value["shape"] if isinstance(value, dict) else None
+            nodes[n.name] = Node(
+                name=n.name, op=n.op, device=canonical_device(n.device), inputs=inputs,
+                control=[i[1:] for i in n.input if i.startswith("^")], attrs=attrs,
+                outputs=[(dtype, shape)] if isinstance(dtype, str) else [])
+    return nodes
+
+
 def _read_tensorflow(md, step):
     trace = StepTrace(step, "tensorflow")
     received = []  # (device, NodeExecStats) of TF's RecvTensor records
@@ -398,20 +412,7 @@ def _read_tensorflow(md, step):
                 if " = " in ns.timeline_label else ns.node_name
             trace.ops.append(OpRun(step, device, ns.node_name, op_type, start,
                                    start + int(ns.all_end_rel_micros), outputs))
-    for graph in md.partition_graphs:
-        for n in graph.node:
-            if n.name in HIDDEN_OPS:
-                continue
-            inputs = [_split_input(i) for i in n.input if not i.startswith("^")]
-            attrs = _tf_attrs(n)
-            dtype = attrs.get("dtype") or attrs.get("T")
-            value = attrs.get("value")
-            shape = attrs["shape"] if "shape" in attrs else \
-                value["shape"] if isinstance(value, dict) else None
-            trace.nodes[n.name] = Node(
-                name=n.name, op=n.op, device=canonical_device(n.device), inputs=inputs,
-                control=[i[1:] for i in n.input if i.startswith("^")], attrs=attrs,
-                outputs=[(dtype, shape)] if isinstance(dtype, str) else [])
+    trace.nodes = read_partition_graphs(md.partition_graphs)
     # TF has no placement field: the partition graphs are the placement.
     trace.placement = {n.name: n.device for n in trace.nodes.values()
                        if n.op not in SEND_OPS + RECV_OPS}

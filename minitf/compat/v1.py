@@ -466,8 +466,8 @@ _TRAIN_LAZY = {
     "SessionManager": "minitf.train.session_manager",
     **{_n: "minitf.train.hooks" for _n in (
         "SessionRunHook", "SessionRunArgs", "SessionRunContext", "SessionRunValues",
-        "StopAtStepHook", "CheckpointSaverHook", "LoggingTensorHook", "SummarySaverHook",
-        "StepCounterHook")},
+        "StopAtStepHook", "CheckpointSaverHook", "CheckpointSaverListener",
+        "LoggingTensorHook", "SummarySaverHook", "StepCounterHook")},
     **{_n: "minitf.train.saver" for _n in (
         "Saver", "latest_checkpoint", "checkpoint_exists", "get_checkpoint_state",
         "update_checkpoint_state", "generate_checkpoint_state_proto", "get_checkpoint_mtimes",
@@ -558,5 +558,16 @@ app = _types.ModuleType("minitf.compat.v1.app", "tf.app: flags and run(main).")
 app.flags = _app.flags
 app.run = _app.run
 flags = _app.flags
+
+from minitf.framework import tf_logging as _tf_logging  # noqa: E402
+
+# tf.logging holds exactly TF's names (tf_logging.py); tf.get_logger is the logger itself.
+logging = _types.ModuleType("minitf.compat.v1.logging",
+                            "tf.logging: TF1's log (the \"tensorflow\" logger of Python's "
+                            "logging).")
+for _name in _tf_logging.__all__:
+    setattr(logging, _name, getattr(_tf_logging, _name))
+get_logger = _tf_logging.get_logger
+get_logger()   # as importing TF does: the "tensorflow" logger gets its handler now (if needed)
 
 __all__ = sorted(n for n in list(globals()) if not n.startswith("_"))

@@ -17,7 +17,7 @@ import threading
 import time
 
 from minitf.framework import errors
-from minitf.runtime import runtimes
+from minitf.runtime import partition_graphs, runtimes
 from minitf.runtime.config import check_run_options
 from minitf.runtime.tracing import with_recv_tensor_stats
 from minitf.distributed import protocol
@@ -107,7 +107,8 @@ class RemoteRuntime:
         if run_metadata is not None:
             run_metadata.placement = reply.get("placement") or {}
             run_metadata.soft_placed = reply.get("soft_placed") or []
-            run_metadata.partition_graphs = reply.get("partitions") or []
+            run_metadata.partition_graphs = partition_graphs.graph_defs(
+                [(p["device"], p["nodes"]) for p in reply.get("partitions") or []], self.graph)
             if reply.get("stats"):
                 dev_stats, transfers = protocol.stats_from_wire(reply["stats"])
                 run_metadata.step_stats.dev_stats = with_recv_tensor_stats(dev_stats, transfers)

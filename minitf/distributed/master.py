@@ -40,7 +40,7 @@ from minitf.runtime.executor import prune
 from minitf.runtime.placer import Placer
 from minitf.runtime.plan_cache import PlanCache
 from minitf.distributed import protocol
-from minitf.distributed.partition import partition
+from minitf.distributed.partition import partition, report
 from minitf.distributed.protocol import deadline_from_ms, remaining_ms
 
 
@@ -60,7 +60,11 @@ class ClusterPlan:
         self.placement = {op.name: d.name for op, d in assigned.items()}
         self.specs = partition(needed, assigned, self.fetches, fed,
                                session.config.graph_options.transfer_compression,
-                               session.incarnations)
+                               session.incarnations, session.names)
+        self._session = session
+        self._assigned = assigned
+        self._report = None
+        self._report_lock = threading.Lock()
         self.handles = {}
         for task, spec in self.specs.items():
             reply = session.master.call_worker(task, {
@@ -71,6 +75,19 @@ class ClusterPlan:
             self.handles[task] = reply[0]["graph"]
         self.fetch_index = {t.name: i for i, t in enumerate(self.fetches)}
         self.feed_index = {t.name: i for i, t in enumerate(self.feeds)}
+
+    def partition_graphs(self):
+        """What ``RunOptions(output_partition_graphs=True)`` returns for this
+        signature, as records per device (partition.report), worked out once."""
+        with self._report_lock:
+            if self._report is None:
+                session = self._session
+                client = session.master.task_spec.to_string() + "/device:CPU:0"
+                self._report = [{"device": device, "nodes": records}
+                                for device, records in report(
+                                    self.specs, session.graph, self._assigned, client,
+                                    session.incarnations, session.worker_names)]
+            return self._report
 
 
 class MasterSession:
@@ -86,6 +103,8 @@ class MasterSession:
                              allow_soft_placement=config.allow_soft_placement,
                              log_device_placement=config.log_device_placement)
         self.plans = PlanCache(lambda key: ClusterPlan(self, *key))
+        self.names = itertools.count()   # TF's master names pairs b_S0, b_S1, ... per session
+        self.worker_names = {}           # task -> counter of its device pairs (b_G0, ...)
         self.lock = threading.Lock()
         self.last_used = time.monotonic()
 
@@ -361,8 +380,7 @@ class MasterService:
             reply["soft_placed"] = sorted(op.name for op in session.placer.soft_moved
                                           if op.name in plan.placement)
         if header.get("partitions"):
-            reply["partitions"] = [{"task": task, "nodes": spec.nodes}
-                                   for task, spec in plan.specs.items()]
+            reply["partitions"] = plan.partition_graphs()
         return reply, values
 
     def _cancel_step(self, header, tensors, peer):

@@ -8,17 +8,28 @@ spliced in::
 
 The key names the tensor and both devices, so the ``_Recv`` knows what to ask
 A's worker for. A control edge that crosses tasks becomes a ``_Send`` of a
-tiny token that waits for the producer, and a ``_Recv`` the consumer waits
-for. A fed tensor becomes an ``_Arg`` op in each partition that reads it: the
+tiny token that waits for the producer, and a ``_Recv`` whose ``Identity``
+the consumer waits for (TF's shape of it). A fed tensor becomes an ``_Arg`` op in each partition that reads it: the
 master hands the fed value to those partitions directly.
 
+The names are TF's master's: both ops of a pair are named after the producer
+with a session-wide counter (``b_S0`` sends, ``b_S1`` receives), a control
+token is ``<op>/ctrl_S<n>``, and the pair's ``tensor_name`` attr is TF's
+``edge_<id>_<producer>``, ``<id>`` numbering the edges of the step's graph.
+The rendezvous ``key`` (``tensor;send device;recv device``) is minitf's own.
+
 The result is plain node defs (see ``protocol.py``) ready to ship.
+:func:`report` turns them into what ``RunOptions(output_partition_graphs=True)``
+returns: one graph per device, in TF's vocabulary.
 """
+
+import itertools
 
 import numpy as np
 
 from minitf.distributed import protocol
 from minitf.framework import errors
+from minitf.framework.graph_def import MINITF_ATTR
 from minitf.framework.op_def import ENTERS, EXITS
 from minitf.ops.array_ops import IDENTITY
 from minitf.ops.compression_ops import DEQUANTIZE_LINEAR8, QUANTIZE_LINEAR8
@@ -26,7 +37,7 @@ from minitf.ops.control_flow_ops import ENTER, LOOP_COND, MERGE, NEXT_ITERATION,
 from minitf.ops.core import CONST
 from minitf.ops.math_ops import CAST
 from minitf.ops.sendrecv_ops import ARG, RECV, SEND
-from minitf.runtime import frames
+from minitf.runtime import frames, partition_graphs
 
 
 class PartitionSpec:
@@ -45,6 +56,12 @@ def _shape_list(shape):
     return None if shape.ndims is None else list(shape.as_tuple_or_none())
 
 
+def _key(tensor_name, src_device, dst_device, suffix=""):
+    """The rendezvous key of a pair: ``tensor;send device;recv device`` (a
+    compressed tensor's parts add ``#q``, ``#lo``, ``#scale``)."""
+    return "%s;%s;%s%s" % (tensor_name, src_device.name, dst_device.name, suffix)
+
+
 def _safe(name):
     return name.replace(":", "_").replace("/", "_")
 
@@ -52,7 +69,7 @@ def _safe(name):
 COMPRESSIONS = ("", "bfloat16", "int8")
 
 
-def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
+def partition(ops, assigned, fetches, fed, compression="", incarnations=None, names=None):
     """``ops``: the pruned ops; ``assigned``: op -> Device; ``fetches``: the
     fetched tensors; ``fed``: the set of fed tensors. Returns
     ``{task name: PartitionSpec}``.
@@ -67,12 +84,19 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
     crosses tasks: the sender encodes the tensor (a Cast to bfloat16, or an
     8-bit linear quantization with its min and scale), the receiver decodes
     it, and only the small encoding crosses the network.
+
+    ``names``: the counter that numbers the Send/Recv names (TF's master
+    keeps one per session, so two step signatures never reuse a name).
     """
     if compression not in COMPRESSIONS:
         raise ValueError("transfer_compression must be one of %s, not %r"
                          % (", ".join(repr(c) for c in COMPRESSIONS), compression))
     incarnations = incarnations or {}
+    names = names if names is not None else itertools.count()
     specs = {}
+
+    def new_name(prefix):
+        return "%s_S%d" % (prefix, next(names))
 
     def spec_for(task):
         spec = specs.get(task)
@@ -81,6 +105,8 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
         return spec
 
     ordered = sorted(ops, key=lambda o: o._id)
+    edge_ids = partition_graphs.edge_ids(ordered)
+    more_edges = itertools.count(len(edge_ids))   # edges the partitioner adds (loops)
     head = {}   # task -> nodes that must come first (_Arg, _Recv)
     tail = {}   # task -> _Send nodes (after everything they read)
     recv_of = {}  # (tensor or ("ctl", op), task) -> (recv name, output index)
@@ -88,15 +114,14 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
     loops = _Loops(ordered, fed)
     recv_frames = {}   # (task, recv name) -> the while-loop frame it receives in
 
-    def add_recv(task, src_device, dst_device, tensor_name, dtype, shape, suffix="",
+    def add_recv(task, src_device, dst_device, key, dtype, shape, edge, suffix="",
                  extra_attrs=None, frame=None):
-        key = "%s;%s;%s%s" % (tensor_name, src_device.name, dst_device.name, suffix)
-        name = "_recv_%s_%s%s" % (_safe(tensor_name), _safe(dst_device.name),
-                                  suffix.replace("#", "_"))
-        attrs = {"key": key, "send_task": src_device.task_name,
-                 "send_device": src_device.name, "recv_device": dst_device.name,
-                 "tensor_name": tensor_name, "T": {"dtype": dtype},
-                 "send_incarnation": incarnations.get(src_device.task_name, "")}
+        name = new_name(edge["_src"])
+        attrs = dict(edge, key=key, send_task=src_device.task_name,
+                     send_device=src_device.name, recv_device=dst_device.name,
+                     T={"dtype": dtype}, client_terminated=False,
+                     send_incarnation=incarnations.get(src_device.task_name, ""))
+        attrs["tensor_name"] += suffix
         attrs.update(extra_attrs or {})
         head.setdefault(task, []).append({
             "name": name, "op": RECV.name, "inputs": [], "control": [], "device": "",
@@ -104,7 +129,7 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
             "out": [[dtype, shape]]})
         if frame is not None:
             recv_frames[(task, name)] = frame
-        return key, name
+        return name
 
     def add_node(where, task, name, op_type, inputs, device, attrs, out):
         where.setdefault(task, []).append({
@@ -112,18 +137,24 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
             "assigned": device.name, "colocation": [], "attrs": attrs, "out": out})
         return name
 
-    def cross(t, pname, index, src_device, dst_device):
+    def edge_attrs(producer, consumer, edge_id):
+        """TF's attrs naming the edge a pair carries (the first one it serves)."""
+        return {"tensor_name": "edge_%d_%s" % (edge_id, producer), "_src": producer,
+                "_dst": consumer}
+
+    def cross(t, pname, index, src_device, dst_device, edge):
         """Splice the ops that carry ``t`` from its task to ``dst_device``'s;
-        returns the name of the node whose output 0 stands for ``t`` there."""
+        returns the name of the node whose output 0 stands for ``t`` there.
+        ``edge``: :func:`edge_attrs` of the edge that needs it."""
         task, src_task = dst_device.task_name, src_device.task_name
         shape = _shape_list(t.shape)
         dtype = t.dtype.base_dtype.name
         frame = loops.value_frame(t.op)
         if not compression or dtype != "float32":
-            key, recv = add_recv(task, src_device, dst_device, t.name, dtype, shape,
-                                 frame=frame)
-            add_send(src_task, src_device, [pname, index], key, t.name)
-            return recv
+            key = _key(t.name, src_device, dst_device)
+            add_send(src_task, src_device, dst_device, [pname, index], key, edge)
+            return add_recv(task, src_device, dst_device, key, dtype, shape, edge,
+                            frame=frame)
         base = _safe(t.name) + "_" + _safe(dst_device.name)
         orig = {"orig_dtype": "float32", "compression": compression}
         if compression == "bfloat16":
@@ -131,9 +162,10 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                            src_device, {"SrcT": {"dtype": "float32"},
                                         "DstT": {"dtype": "bfloat16"},
                                         "T": {"dtype": "float32"}}, [["bfloat16", shape]])
-            key, recv = add_recv(task, src_device, dst_device, t.name, "bfloat16", shape,
-                                 extra_attrs=orig, frame=frame)
-            add_send(src_task, src_device, [enc, 0], key, t.name)
+            key = _key(t.name, src_device, dst_device)
+            add_send(src_task, src_device, dst_device, [enc, 0], key, edge)
+            recv = add_recv(task, src_device, dst_device, key, "bfloat16", shape, edge,
+                            extra_attrs=orig, frame=frame)
             return add_node(head, task, "_decompress_" + base, CAST.name, [[recv, 0]],
                             dst_device, {"SrcT": {"dtype": "bfloat16"},
                                          "DstT": {"dtype": "float32"},
@@ -145,23 +177,26 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
         for slot, (suffix, dt, shp) in enumerate((("#q", "uint8", shape),
                                                   ("#lo", "float32", []),
                                                   ("#scale", "float32", []))):
-            key, recv = add_recv(task, src_device, dst_device, t.name, dt, shp, suffix,
-                                 extra_attrs=orig if slot == 0 else {"aux": True},
-                                 frame=frame)
-            add_send(src_task, src_device, [enc, slot], key, t.name)
+            key = _key(t.name, src_device, dst_device, suffix)
+            add_send(src_task, src_device, dst_device, [enc, slot], key, edge, suffix)
+            recv = add_recv(task, src_device, dst_device, key, dt, shp, edge, suffix,
+                            extra_attrs=orig if slot == 0 else {"aux": True}, frame=frame)
             parts.append([recv, 0])
         return add_node(head, task, "_dequantize_" + base, DEQUANTIZE_LINEAR8.name, parts,
                         dst_device, {"T": {"dtype": "float32"}}, [["float32", shape]])
 
-    def add_send(src_task, src_device, input_ref, key, tensor_name, control=()):
+    def add_send(src_task, src_device, dst_device, input_ref, key, edge, suffix=""):
         if (key, src_task) in sent:
             return
         sent.add((key, src_task))
+        attrs = dict(edge, key=key, send_device=src_device.name,
+                     recv_device=dst_device.name, client_terminated=False)
+        attrs["tensor_name"] += suffix
         tail.setdefault(src_task, []).append({
-            "name": "_send_%s_%d" % (_safe(tensor_name), len(sent)), "op": SEND.name,
-            "inputs": [input_ref] if input_ref else [], "control": list(control),
+            "name": new_name(edge["_src"]), "op": SEND.name,
+            "inputs": [input_ref], "control": [],
             "device": "", "assigned": src_device.name, "colocation": [],
-            "attrs": {"key": key, "tensor_name": tensor_name}, "out": []})
+            "attrs": attrs, "out": []})
 
     for op in ordered:
         device = assigned[op]
@@ -170,7 +205,7 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
         spec.has_work = True
         nd = protocol.encode_op(op, spec.tensors, device.name)
         new_inputs = []
-        for (pname, index), t in zip(nd["inputs"], op._inputs):
+        for slot, ((pname, index), t) in enumerate(zip(nd["inputs"], op._inputs)):
             if t in fed:
                 arg_name = "_arg_%s" % _safe(t.name)
                 if t.name not in spec.feeds:
@@ -188,7 +223,8 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                 continue
             cache_key = (t, task)
             if cache_key not in recv_of:
-                recv_of[cache_key] = cross(t, pname, index, src_device, device)
+                recv_of[cache_key] = cross(t, pname, index, src_device, device,
+                                           edge_attrs(pname, op.name, edge_ids[(op, slot)]))
             new_inputs.append([recv_of[cache_key], 0])
         nd["inputs"] = new_inputs
         new_control = []
@@ -201,7 +237,7 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                 continue
             cache_key = (("ctl", c), task)
             if cache_key not in recv_of:
-                token = "_token_%s" % _safe(c.name)
+                token = new_name(c.name + "/ctrl")
                 src_spec = spec_for(src_device.task_name)
                 tail.setdefault(src_device.task_name, []).append({
                     "name": token, "op": CONST.name, "inputs": [], "control": [c.name],
@@ -210,16 +246,25 @@ def partition(ops, assigned, fetches, fed, compression="", incarnations=None):
                               "dtype": {"dtype": "bool"}},
                     "out": [["bool", []]]})
                 src_spec.tensors.append(np.array(True))
-                key, recv_name = add_recv(task, src_device, device, "^" + c.name, "bool", [],
-                                          frame=loops.value_frame(c))
-                add_send(src_device.task_name, src_device, [token, 0], key, "^" + c.name)
-                recv_of[cache_key] = recv_name
+                edge = edge_attrs(c.name, op.name, edge_ids[(op, c)])
+                key = _key("^" + c.name, src_device, device)
+                add_send(src_device.task_name, src_device, device, [token, 0], key, edge)
+                recv_name = add_recv(task, src_device, device, key, "bool", [], edge,
+                                     frame=loops.value_frame(c))
+                recv_of[cache_key] = add_node(head, task, new_name(c.name), IDENTITY.name,
+                                              [[recv_name, 0]], device,
+                                              {"T": {"dtype": "bool"}}, [["bool", []]])
             new_control.append(recv_of[cache_key])
         nd["control"] = new_control
         spec.nodes.append(nd)
 
     if loops.frames:
-        _add_loop_control(loops, assigned, recv_frames, head, tail, spec_for, cross, recv_of)
+        def cross_loop(t, pname, index, src_device, dst_device):
+            return cross(t, pname, index, src_device, dst_device,
+                         edge_attrs(pname, "_loop_" + _safe(dst_device.task_name),
+                                    next(more_edges)))
+        _add_loop_control(loops, assigned, recv_frames, head, tail, spec_for, cross_loop,
+                          recv_of)
     for t in fetches:
         if t in fed:
             continue
@@ -358,3 +403,112 @@ def _node(name, op_type, inputs, device, attrs, out=None):
     return {"name": name, "op": op_type, "inputs": inputs, "control": [], "device": "",
             "assigned": device.name, "colocation": [], "attrs": attrs,
             "out": out or [["bool", []]]}
+
+
+# -- what RunOptions(output_partition_graphs=True) reports ---------------------------------------
+#: The attrs TF's _Send and _Recv have.
+_TF_PAIR_ATTRS = {"T", "tensor_type", "tensor_name", "send_device", "send_device_incarnation",
+                  "recv_device", "client_terminated", "_src", "_dst"}
+
+
+def _incarnation_number(incarnation):
+    """TF's ``send_device_incarnation`` (an int64) of minitf's hex incarnation."""
+    try:
+        return int(incarnation, 16)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _input_strings(nd):
+    return [name if index == 0 else "%s:%d" % (name, index) for name, index in nd["inputs"]] \
+        + ["^" + c for c in nd["control"]]
+
+
+def _report_attrs(nd, tensors):
+    """A node def's attrs as record values (arrays inline, see partition_graphs.array_attr)."""
+    out = {}
+    for key, value in nd["attrs"].items():
+        if isinstance(value, dict) and "tensor" in value:
+            value = partition_graphs.array_attr(tensors[value["tensor"]])
+        out[key] = value
+    return out
+
+
+def report(specs, graph, assigned, client_device, incarnations, worker_names):
+    """The step's partition graphs as TF's master and workers report them:
+    ``[(device, [records])]`` (minitf/runtime/partition_graphs.py turns them
+    into GraphDefs).
+
+    Each task's partition is cut again per device, the way a TF worker cuts
+    what its master registered (the pairs it adds are named ``b_G0``, with
+    ``worker_names[task]`` counting). The nodes minitf's partitioner added
+    keep their names and gain TF's attrs (``tensor_type`` and
+    ``send_device_incarnation`` on a ``_Recv``). Feeds and fetches are where
+    minitf's master hands them over: a fed value goes straight to every task
+    that reads it (minitf's ``_Arg``, reported as TF's client-terminated
+    ``_Recv`` named ``_recv_x_0``), and a fetched value comes back from the
+    task that made it (a client-terminated ``_Send`` named ``_send_y_0``).
+    TF instead routes both through the client device, the master task's
+    CPU:0, with one more Send/Recv pair when the reader or the maker sits
+    elsewhere."""
+    parts = {}
+    for task, spec in specs.items():
+        incarnation = _incarnation_number(incarnations.get(task, ""))
+        renamed = {arg.split(":")[0]: "_recv_%s" % name.replace(":", "_")
+                   for name, arg in spec.feeds.items()}
+        fed = {arg.split(":")[0]: name for name, arg in spec.feeds.items()}
+        records, types = [], {}
+        by_out = {(nd["name"], i): dtype for nd in spec.nodes
+                  for i, (dtype, _) in enumerate(nd["out"])}
+        for nd in spec.nodes:
+            device = nd["assigned"]
+            types[device] = "GPU" if "/device:GPU:" in device else "CPU"
+            inputs = []
+            for text in _input_strings(nd):
+                name, sep, rest = text.partition(":")
+                inputs.append(renamed.get(name, name) + sep + rest)
+            op = graph._nodes_by_name.get(nd["name"])
+            if op is not None and op.type == nd["op"] and op in assigned:
+                records.append(partition_graphs.op_record(op, device, inputs, types[device]))
+                continue
+            attrs = _report_attrs(nd, spec.tensors)
+            out = [dtype for dtype, _ in nd["out"]]
+            if nd["op"] == ARG.name:
+                tensor = fed[nd["name"]]
+                records.append(partition_graphs.node_record(
+                    renamed[nd["name"]], RECV.name, device, [], {
+                        "tensor_type": attrs["T"], "tensor_name": tensor,
+                        "send_device": client_device, "recv_device": device,
+                        "send_device_incarnation": incarnation, "client_terminated": True},
+                    out))
+                continue
+            if nd["op"] == RECV.name:
+                attrs["tensor_type"] = attrs.pop("T")
+                attrs["send_device_incarnation"] = _incarnation_number(
+                    attrs.pop("send_incarnation", ""))
+            elif nd["op"] == SEND.name:
+                attrs["send_device_incarnation"] = incarnation
+                attrs["T"] = {"dtype": by_out[(nd["inputs"][0][0], nd["inputs"][0][1])]}
+            if nd["op"] in (RECV.name, SEND.name):
+                # minitf's own attrs (the rendezvous key...), named as TF names
+                # attrs it does not know (see framework/graph_def.py).
+                attrs = {k if k in _TF_PAIR_ATTRS else MINITF_ATTR + k: v
+                         for k, v in attrs.items()}
+            records.append(partition_graphs.node_record(nd["name"], nd["op"], device, inputs,
+                                                        attrs, out))
+        by_name = {r["name"]: r for r in records}
+        for tensor in spec.fetches:
+            name, _, index = tensor.rpartition(":")
+            producer = by_name[renamed.get(name, name)]
+            index = int(index)
+            records.append(partition_graphs.node_record(
+                "_send_%s" % tensor.replace(":", "_"), SEND.name, producer["device"],
+                [producer["name"] if index == 0 else "%s:%d" % (producer["name"], index)],
+                {"T": {"dtype": producer["out"][index]}, "tensor_name": tensor,
+                 "send_device": producer["device"], "recv_device": client_device,
+                 "send_device_incarnation": incarnation, "client_terminated": True}))
+        counter = worker_names.setdefault(task, itertools.count())
+        parts.update(partition_graphs.split(
+            records, lambda prefix, c=counter: "%s_G%d" % (prefix, next(c)),
+            lambda device, n=incarnation: n, types))
+    return partition_graphs.sorted_parts(parts)

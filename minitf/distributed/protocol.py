@@ -199,7 +199,7 @@ def stats_to_wire(dev_stats, transfers):
 
 def transfer_to_wire(t):
     return [t.tensor, t.src_device, t.dst_device, t.bytes, t.start_micros, t.end_micros,
-            t.wire_bytes]
+            t.wire_bytes, t.edge]
 
 
 def stats_from_wire(stats):
@@ -216,7 +216,8 @@ def stats_from_wire(stats):
                  for n in d["nodes"]]
         dev_stats.append(DeviceStepStats(device=d["device"], node_stats=nodes))
     transfers = [Transfer(tensor=t[0], src_device=t[1], dst_device=t[2], bytes=t[3],
-                          start_micros=t[4], end_micros=t[5], wire_bytes=t[6])
+                          start_micros=t[4], end_micros=t[5], wire_bytes=t[6],
+                          edge=t[7] if len(t) > 7 else "")
                  for t in stats.get("transfers", [])]
     return dev_stats, transfers
 

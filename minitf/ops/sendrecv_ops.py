@@ -6,6 +6,11 @@ from one task to another, and an ``_Arg`` where a partition reads a fed value::
 
     task A:   producer --> _Send(key)          task B:   _Recv(key) --> consumer
 
+Their attrs are TF's (``tensor_name`` is TF's name of the edge,
+``edge_<id>_<producer>``; ``send_device``, ``recv_device``,
+``client_terminated``, ``_src``, ``_dst``) plus minitf's rendezvous ``key``,
+``tensor;send device;recv device``.
+
 The kernels reach the step's *rendezvous* (``ctx.step.rendezvous``, see
 ``minitf/runtime/rendezvous.py``): ``_Send`` leaves its input there under the
 key; ``_Recv`` asks for the key. The rendezvous of a server's worker knows the
@@ -39,7 +44,9 @@ def _send_kernel(op, backend):
 
 # A dead value is sent too (``dead_when=PASS``): the receiver learns the branch
 # did not run instead of waiting for ever.
-SEND = declare(OpDef("_Send", inputs=("tensor",), attrs=("key", "tensor_name"),
+SEND = declare(OpDef("_Send", inputs=("tensor",),
+                     attrs=("key", "tensor_name", "send_device", "recv_device",
+                            "client_terminated", "_src", "_dst"),
                      gradient=NOT_DIFFERENTIABLE, dead_when=PASS, devices=EVERY_DEVICE,
                      kernel=_send_kernel))
 
@@ -51,7 +58,8 @@ class _RecvAttrs:
         attrs = op._attrs
         self.key, self.send_task = attrs["key"], attrs["send_task"]
         self.send_device, self.recv_device = attrs["send_device"], attrs["recv_device"]
-        self.tensor_name = attrs["tensor_name"]
+        self.tensor_name = self.key.split(";", 1)[0]   # "x:0" (the attr is TF's edge name)
+        self.edge = attrs.get("tensor_name", "")
         self.send_incarnation = attrs.get("send_incarnation") or None
         self.aux = attrs.get("aux", False)  # part of a compressed tensor, counted with it
         self.orig_itemsize = 4 if attrs.get("orig_dtype") == "float32" else None
@@ -71,7 +79,8 @@ class _RecvAttrs:
         else:
             nbytes = wire_bytes
         step.trace.record_transfer(self.tensor_name, self.send_device, self.recv_device,
-                                   nbytes, wire_bytes, start, time.time_ns() // 1000)
+                                   nbytes, wire_bytes, start, time.time_ns() // 1000,
+                                   self.edge)
 
 
 def _recv_kernel(op, backend):
@@ -118,7 +127,7 @@ def _recv_async_kernel(op):
 #: it registered the partition: a restarted sender refuses the receive.
 RECV = declare(OpDef("_Recv", attrs=("key", "send_task", "send_device", "recv_device",
                                      "tensor_name", "T", "orig_dtype", "compression", "aux",
-                                     "send_incarnation"),
+                                     "send_incarnation", "client_terminated", "_src", "_dst"),
                      gradient=NOT_DIFFERENTIABLE, blocking=True, makes_dead=True,
                      devices=EVERY_DEVICE, kernel=_recv_kernel,
                      async_kernel=_recv_async_kernel))

@@ -26,7 +26,6 @@ inside an image summary, whose compressed bytes depend on the zlib settings
 (the pixels are TF's).
 """
 
-import logging
 import re
 import struct
 import sys
@@ -34,6 +33,7 @@ import zlib
 
 import numpy as np
 
+from minitf.framework import tf_logging as logging
 from minitf.framework import dtypes, errors
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.framework.graph_def import tensor_to_proto
@@ -41,8 +41,6 @@ from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.protos import proto
 from minitf.framework.tensor_shape import TensorShape
 from minitf.ops.core import convert_to_tensor, make_op, name_scope
-
-_log = logging.getLogger("minitf.summary")
 
 
 def _summary_pb2():
@@ -291,7 +289,7 @@ def clean_tag(name):
         return None
     cleaned = _ILLEGAL.sub("_", name).lstrip("/")
     if cleaned != name:
-        _log.info("Summary name %s is illegal; using %s instead.", name, cleaned)
+        logging.info("Summary name %s is illegal; using %s instead.", name, cleaned)
     return cleaned
 
 

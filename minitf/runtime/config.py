@@ -181,9 +181,11 @@ class DeviceStepStats(_Message):
 
 
 class Transfer(_Message):
-    """A tensor that crossed from one device/task to another (a minitf field)."""
+    """A tensor that crossed from one device/task to another (a minitf field).
+    ``edge``: the ``tensor_name`` of the Send/Recv pair that carried it (as
+    the partition graphs name it), empty for a copy or a fetch."""
     _fields = (("tensor", ""), ("src_device", ""), ("dst_device", ""), ("bytes", 0),
-               ("start_micros", 0), ("end_micros", 0), ("wire_bytes", 0))
+               ("start_micros", 0), ("end_micros", 0), ("wire_bytes", 0), ("edge", ""))
 
 
 class StepStats(_Message):
@@ -197,9 +199,10 @@ class RunMetadata(_Message):
 
     ``placement`` (op name -> device) and ``soft_placed`` (ops that soft
     placement moved off the device they asked for) are always filled;
-    ``step_stats`` when tracing is on; ``partition_graphs`` (one entry per
-    task: ``{"task", "nodes"}``, Send/Recv included) of a remote step when
-    ``RunOptions.output_partition_graphs`` is set. The last three are minitf
+    ``step_stats`` when tracing is on; ``partition_graphs`` (TF's
+    GraphDefs, one per device, Send/Recv included: partition_graphs.py)
+    when ``RunOptions.output_partition_graphs`` is set, else empty.
+    ``placement``, ``soft_placed`` and ``step_stats.transfers`` are minitf
     fields that the widgets read.
     """
     _fields = (("step_stats", StepStats), ("partition_graphs", []),

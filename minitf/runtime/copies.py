@@ -37,8 +37,16 @@ def _host_inputs(op):
     return {i % n for i in idx} if n else set()
 
 
-def _memory_of_output(node):
-    """Where the outputs of ``node`` live: a GPU device, or None for the host.
+def host_memory_inputs(op, device_type):
+    """The inputs of ``op`` that a kernel on ``device_type`` reads from host
+    memory: on a GPU, those its row names; on a CPU, none (host memory is
+    its device memory)."""
+    return _host_inputs(op) if device_type == "GPU" else set()
+
+
+def outputs_in_host_memory(op, device_type):
+    """Whether ``op`` on ``device_type`` leaves its outputs in host memory (a
+    GPU op whose row says so; never a CPU op).
 
     A row's ``host_memory_outputs`` is True (Shape: its outputs always stay on
     the host) or a tuple of dtype names: an int32 constant on a GPU stays in
@@ -46,13 +54,19 @@ def _memory_of_output(node):
     shapes, read on the host, so ``reduce_sum(x, axis=0)`` on a GPU copies
     nothing for its axis.
     """
-    d = node.device
-    if d.device_type != "GPU":
-        return None
-    rule = node.op.op_def.host_memory_outputs if node.op.op_def is not None else False
+    if device_type != "GPU":
+        return False
+    rule = op.op_def.host_memory_outputs if op.op_def is not None else False
     if rule is True:
-        return None
-    if rule and node.op._outputs and node.op._outputs[0].dtype.base_dtype.name in rule:
+        return True
+    return bool(rule and op._outputs and op._outputs[0].dtype.base_dtype.name in rule)
+
+
+def _memory_of_output(node):
+    """Where the outputs of ``node`` live: a GPU device, or None for the host
+    (see :func:`outputs_in_host_memory`)."""
+    d = node.device
+    if d.device_type != "GPU" or outputs_in_host_memory(node.op, d.device_type):
         return None
     return d
 

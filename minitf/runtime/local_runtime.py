@@ -8,6 +8,10 @@ pruning, placement and kernel lookup entirely. A step then is::
     plan = self.plans.get(signature)          # plan_cache.py (built once)
     step = StepState(deadline, step id, trace)
     values = plan.run(feed_values, step)      # executor.py
+
+``RunOptions(output_partition_graphs=True)`` adds the plan's ops, split by
+device as TF's DirectSession splits them, to ``run_metadata.partition_graphs``
+(partition_graphs.py), worked out once per signature.
 """
 
 import itertools
@@ -15,7 +19,7 @@ import time
 
 from minitf.framework.device_spec import DeviceSpec
 from minitf.kernels import threads
-from minitf.runtime import runtimes
+from minitf.runtime import partition_graphs, runtimes
 from minitf.runtime.config import check_run_options, fold_constants, fuse_elementwise
 from minitf.runtime.devices import local_devices
 from minitf.runtime.executor import Plan
@@ -47,6 +51,8 @@ class LocalRuntime:
         self._fuse = fuse_elementwise(config)
         self._fold = fold_constants(config)
         self._running = set()  # StepStates of the steps in flight
+        self._partitions = {}  # signature -> [(device, records)] (partition_graphs.py)
+        self._names = itertools.count()  # names the Send/Recv nodes: b/_0, b/_1, ...
 
     def _build_plan(self, key):
         fetches, targets, feeds = key
@@ -55,7 +61,8 @@ class LocalRuntime:
 
     def run(self, fetches, targets, feeds, feed_values, options, run_metadata):
         check_run_options(options)
-        plan = self.plans.get((tuple(fetches), tuple(targets), tuple(feeds)))
+        signature = (tuple(fetches), tuple(targets), tuple(feeds))
+        plan = self.plans.get(signature)
         timeout_ms = (options.timeout_in_ms if options is not None else 0) or \
             self.config.operation_timeout_in_ms
         deadline = time.monotonic() + timeout_ms / 1000.0 if timeout_ms > 0 else None
@@ -73,6 +80,8 @@ class LocalRuntime:
         finally:
             self._running.discard(step)
         if run_metadata is not None:
+            run_metadata.partition_graphs = self.partition_graphs(signature, plan) \
+                if options is not None and options.output_partition_graphs else []
             run_metadata.placement = dict(plan.placement)
             run_metadata.soft_placed = sorted(op.name for op in self.placer.soft_moved
                                               if op.name in plan.placement)
@@ -81,6 +90,16 @@ class LocalRuntime:
                 run_metadata.step_stats.transfers = list(trace.transfers)
                 run_metadata.step_stats.memory = list(trace.memory)
         return values
+
+    def partition_graphs(self, signature, plan):
+        """TF's GraphDefs of the plan's ops, one per device (partition_graphs.py)."""
+        parts = self._partitions.get(signature)
+        if parts is None:
+            fetches, _, feeds = signature
+            types = {d.name: d.device_type for d in self.devices}
+            parts = self._partitions.setdefault(signature, partition_graphs.local_partitions(
+                self.graph, plan.placement, feeds, fetches, types, self._names))
+        return partition_graphs.graph_defs(parts, self.graph)
 
     def list_devices(self):
         return list(self.devices)

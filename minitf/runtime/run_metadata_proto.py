@@ -18,8 +18,9 @@ minitf                                TF's ``RunMetadata``
                                       ``shape``, ``allocation_description``
                                       with the requested bytes)
 ``memory``                            ``memory`` (``AllocatorMemoryUsed``)
-``partition_graphs``                  ``partition_graphs``: one ``GraphDef``
-                                      per task, with the placed devices
+``partition_graphs``                  ``partition_graphs``, as they are (one
+                                      ``GraphDef`` per device, see
+                                      partition_graphs.py)
 ====================================  =========================================
 
 TensorBoard's graph dashboard uses exactly these: with a run's metadata
@@ -29,7 +30,7 @@ memory summary, ``placement``) have no place in TF's message and are left out.
 """
 
 from minitf.framework import dtypes
-from minitf.framework.graph_def import attr_to_proto, shape_to_proto
+from minitf.framework.graph_def import shape_to_proto
 from minitf.framework.protos import proto
 from minitf.framework.tensor_shape import TensorShape
 
@@ -68,49 +69,6 @@ def step_stats_to_proto(step_stats):
     return pb
 
 
-def partition_graph_to_proto(partition):
-    """One ``{"task", "nodes"}`` partition of a remote step (the node dicts a
-    master sends its workers) as a ``GraphDef`` with the placed devices.
-    Tensor-valued attrs (the values of constants) are not part of what the
-    master reports, so they are left out."""
-    gd = proto("graph_pb2").GraphDef()
-    for nd in partition["nodes"]:
-        node = gd.node.add(name=nd["name"], op=nd["op"],
-                           device=nd.get("assigned") or nd.get("device") or "")
-        node.input.extend(name if index == 0 else "%s:%d" % (name, index)
-                          for name, index in nd["inputs"])
-        node.input.extend("^" + c for c in nd["control"])
-        for key, value in nd.get("attrs", {}).items():
-            decoded = _decode(value)
-            if decoded is not _SKIP:
-                try:
-                    node.attr[key].CopyFrom(attr_to_proto(decoded))
-                except TypeError:
-                    pass
-    return gd
-
-
-_SKIP = object()
-
-
-def _decode(value):
-    """A wire-encoded attr value (minitf/distributed/protocol.py) as Python."""
-    if isinstance(value, dict):
-        if "dtype" in value:
-            return dtypes.as_dtype(value["dtype"])
-        if "shape" in value:
-            return TensorShape(value["shape"])
-        if "tensor" in value:
-            return _SKIP
-        if "tuple" in value:
-            return tuple(_decode(v) for v in value["tuple"])
-        return _SKIP
-    if isinstance(value, list):
-        items = [_decode(v) for v in value]
-        return _SKIP if any(i is _SKIP for i in items) else items
-    return value
-
-
 def run_metadata_to_proto(run_metadata):
     """A minitf ``RunMetadata`` (or TF's, returned as is) as TF's ``RunMetadata``."""
     config_pb2 = proto("config_pb2")
@@ -118,6 +76,6 @@ def run_metadata_to_proto(run_metadata):
         return run_metadata
     pb = config_pb2.RunMetadata()
     pb.step_stats.CopyFrom(step_stats_to_proto(run_metadata.step_stats))
-    for partition in run_metadata.partition_graphs:
-        pb.partition_graphs.add().CopyFrom(partition_graph_to_proto(partition))
+    for graph in run_metadata.partition_graphs:    # already TF's GraphDefs
+        pb.partition_graphs.add().CopyFrom(graph)
     return pb

@@ -27,12 +27,14 @@ class Trace:
         self.memory = []      # AllocatorMemoryUsed per GPU at the end of the step
 
     def record_transfer(self, tensor, src_device, dst_device, nbytes, wire_bytes,
-                        start_micros, end_micros):
-        """One tensor that crossed from ``src_device`` to ``dst_device``."""
+                        start_micros, end_micros, edge=""):
+        """One tensor that crossed from ``src_device`` to ``dst_device``
+        (``edge``: the ``tensor_name`` of the Send/Recv pair that carried it)."""
         with self._lock:
             self.transfers.append(Transfer(
                 tensor=tensor, src_device=src_device, dst_device=dst_device, bytes=nbytes,
-                wire_bytes=wire_bytes, start_micros=start_micros, end_micros=end_micros))
+                wire_bytes=wire_bytes, start_micros=start_micros, end_micros=end_micros,
+                edge=edge))
 
     def record(self, node, start, end, outs, memory=None):
         """What plan node ``node`` did (``start``/``end`` in microseconds)."""
@@ -85,7 +87,8 @@ def recv_tensor_stats(transfers):
 
     A TF worker that receives a tensor over the network adds one
     ``NodeExecStats`` named ``RecvTensor`` to the receiving device's stats, with
-    the label ``[<bytes>B] [<rate>Mb/s] edge_<n>_<producer> from <src> to <dst>``
+    the label ``[<bytes>B] [<rate>Mb/s] edge_<id>_<producer> from <src> to <dst>``
+    (the ``tensor_name`` of the Send/Recv pair that carried it)
     and the tensor's bytes in ``output[0]``. minitf writes the same records from
     its :class:`~minitf.runtime.config.Transfer` list, so a program that counts
     the bytes between tasks from ``step_stats.dev_stats`` gives the same answer
@@ -107,8 +110,11 @@ def recv_tensor_stats(transfers):
         nbytes = 0 if control else int(t.bytes)
         micros = max(int(t.end_micros) - int(t.start_micros), 0)
         rate = nbytes * 8 / micros if micros else 0.0   # bits per microsecond = Mb/s
-        label = "[%dB] [%.6fMb/s] edge_%d_%s from %s to %s" % (
-            nbytes, rate, edge, producer, t.src_device, t.dst_device)
+        # The pair's own name for its edge (what its partition graphs call
+        # it); a fetch, which no pair carries, is numbered by its place here.
+        name = t.edge.split("#", 1)[0] if t.edge else "edge_%d_%s" % (edge, producer)
+        label = "[%dB] [%.6fMb/s] %s from %s to %s" % (
+            nbytes, rate, name, t.src_device, t.dst_device)
         by_device.setdefault(t.dst_device, []).append(NodeExecStats(
             node_name="RecvTensor", op_type="RecvTensor", all_start_micros=int(t.start_micros),
             op_start_rel_micros=0, op_end_rel_micros=micros, all_end_rel_micros=micros,

@@ -20,15 +20,14 @@ writes and reads exactly the text protobuf writes for it (strings C-escaped,
 doubles in the shortest form that reads back the same).
 """
 
-import logging
 import os
 import re
 
+from minitf.framework import tf_logging as logging
 from minitf.framework import errors
 from minitf.ops.save_restore_ops import (checkpoint_dtype, data_path, read_checkpoint,
                                          write_atomically)
 
-_log = logging.getLogger("minitf.train")
 
 _FIELDS = ("model_checkpoint_path", "all_model_checkpoint_paths",
            "all_model_checkpoint_timestamps", "last_preserved_timestamp")
@@ -238,7 +237,7 @@ def get_checkpoint_state(checkpoint_dir, latest_filename=None):
 
 
 def _log_ignored(filename, e):
-    _log.warning("%s: %s\n%s: Checkpoint ignored",
+    logging.warning("%s: %s\n%s: Checkpoint ignored",
                                               type(e).__name__, e, filename)
 
 
@@ -254,7 +253,7 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
     if state and state.model_checkpoint_path:
         if checkpoint_exists(state.model_checkpoint_path):
             return state.model_checkpoint_path
-        _log.error("Couldn't match files for checkpoint %s",
+        logging.error("Couldn't match files for checkpoint %s",
                                                 state.model_checkpoint_path)
     return None
 

@@ -18,6 +18,7 @@ import threading
 import time
 
 from minitf.framework import errors
+from minitf.framework import tf_logging as logging
 
 
 class Coordinator:
@@ -53,8 +54,10 @@ class Coordinator:
             if not self._stop_event.is_set():
                 if ex is not None and self._exc_info_to_raise is None:
                     if isinstance(ex, tuple):
+                        logging.info("Error reported to Coordinator: %s", ex[1], exc_info=ex)
                         self._exc_info_to_raise = ex
                     else:
+                        logging.info("Error reported to Coordinator: %s, %s", type(ex), ex)
                         self._exc_info_to_raise = (type(ex), ex, ex.__traceback__)
                 self._stop_event.set()
 
@@ -113,7 +116,10 @@ class Coordinator:
             if self._exc_info_to_raise:
                 _, value, tb = self._exc_info_to_raise
                 raise value.with_traceback(tb)
-            if stragglers and not ignore_live_threads:
+            if stragglers and ignore_live_threads:
+                logging.info("Coordinator stopped with threads still running: %s",
+                             " ".join(stragglers))
+            elif stragglers:
                 raise RuntimeError("Coordinator stopped with threads still running: %s"
                                    % " ".join(stragglers))
 

@@ -16,8 +16,8 @@ the behaviour is subtle.
 """
 
 import hashlib
-import logging
 
+from minitf.framework import tf_logging as logging
 from minitf.framework.device_spec import DeviceSpec
 from minitf.distributed.cluster_spec import ClusterSpec
 

@@ -9,17 +9,17 @@ results (``after_run``) and ask training to stop
 """
 
 import collections
-import logging
 import os
 import time
 import warnings
 
+import numpy as np
+
+from minitf.framework import tf_logging as logging
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.framework.protos import proto
 from minitf.train import graph_io, meta_graph, training_util
 from minitf.train.saver import Saver, add_to_savers_collection
-
-_log = logging.getLogger("minitf.train")
 
 
 class SessionRunArgs(collections.namedtuple("SessionRunArgs",
@@ -104,31 +104,70 @@ class StopAtStepHook(SessionRunHook):
                 run_context.request_stop()
 
 
+class CheckpointSaverListener:
+    """Code that runs around each save of a :class:`CheckpointSaverHook`
+    (TF's ``CheckpointSaverListener``): ``begin`` before the graph is
+    finalized, ``before_save``/``after_save`` around every checkpoint (an
+    ``after_save`` that returns True stops training), ``end`` at the end."""
+
+    def begin(self):
+        pass
+
+    def before_save(self, session, global_step_value):
+        pass
+
+    def after_save(self, session, global_step_value):
+        pass
+
+    def end(self, session, global_step_value):
+        pass
+
+
 class CheckpointSaverHook(SessionRunHook):
     """Save a checkpoint every ``save_steps`` global steps or ``save_secs``
     seconds, and once more at the end; with ``save_graph_def`` (TF's default)
     also the graph: ``graph.pbtxt`` and the graph and meta graph in the event
-    file."""
+    file. The saver is ``saver``, else ``scaffold.saver``, else the graph's
+    (``GraphKeys.SAVERS``); ``listeners`` are told about every save."""
 
     def __init__(self, checkpoint_dir, save_secs=None, save_steps=None, saver=None,
-                 checkpoint_basename="model.ckpt", save_graph_def=True):
+                 checkpoint_basename="model.ckpt", scaffold=None, listeners=None,
+                 save_graph_def=True):
+        logging.info("Create CheckpointSaverHook.")
+        if saver is not None and scaffold is not None:
+            raise ValueError("You cannot provide both saver and scaffold.")
         if (save_secs is None) == (save_steps is None):
             raise ValueError("exactly one of save_secs and save_steps must be given")
         self._dir = checkpoint_dir
         self._secs = save_secs
         self._steps = save_steps
         self._saver = saver
+        self._scaffold = scaffold
+        self._listeners = list(listeners or [])
         self._path = os.path.join(checkpoint_dir, checkpoint_basename)
         self._save_graph_def = save_graph_def
 
     def begin(self):
         self._global_step = training_util.get_or_create_global_step_read()
-        if self._saver is None:
+        if self._global_step is None:
+            raise RuntimeError("Global step should be created to use CheckpointSaverHook.")
+        if self._saver is None and self._scaffold is None:
+            # Now, while the graph can still grow: the graph's saver, or a new one.
             savers = get_default_graph().get_collection(GraphKeys.SAVERS)
+            if len(savers) > 1:
+                raise RuntimeError("More than one item in collection %s. Please indicate "
+                                   "which one to use by passing it to the constructor."
+                                   % GraphKeys.SAVERS)
             self._saver = savers[0] if savers else add_to_savers_collection(Saver())
         self._writer = _writer_or_none(self._dir)
         self._last_step = None
         self._last_time = time.monotonic()
+        for listener in self._listeners:
+            listener.begin()
+
+    def _get_saver(self):
+        """The saver given, else the scaffold's (it has one once it is finalized)."""
+        return self._saver if self._saver is not None else self._scaffold.saver
 
     def after_create_session(self, session, coord):
         os.makedirs(self._dir, exist_ok=True)
@@ -138,7 +177,7 @@ class CheckpointSaverHook(SessionRunHook):
             graph_io.write_graph(graph.as_graph_def(add_shapes=True), self._dir, "graph.pbtxt")
             self._writer.add_graph(graph)
             self._writer.add_meta_graph(meta_graph.create_meta_graph_def(
-                graph=graph, saver_def=self._saver.saver_def))
+                graph=graph, saver_def=self._get_saver().saver_def))
         self._save(session, int(session.run(self._global_step)))
 
     def before_run(self, run_context):
@@ -160,22 +199,37 @@ class CheckpointSaverHook(SessionRunHook):
         # update: look at the real value only when a save may be due.
         if self._due(int(run_values.results) + 1):
             step = int(run_context.session.run(self._global_step))
-            if self._due(step):
-                self._save(run_context.session, step)
+            if self._due(step) and self._save(run_context.session, step):
+                run_context.request_stop()
 
     def end(self, session):
         step = int(session.run(self._global_step))
         if step != self._last_step:
             self._save(session, step)
+        for listener in self._listeners:
+            listener.end(session, step)
 
     def _save(self, session, step):
-        self._saver.save(session, self._path, global_step=step)
+        """Save (TF's log lines around it); True if a listener asks to stop."""
+        logging.info("Calling checkpoint listeners before saving checkpoint %d...", step)
+        for listener in self._listeners:
+            listener.before_save(session, step)
+        logging.info("Saving checkpoints for %d into %s.", step, self._path)
+        self._get_saver().save(session, self._path, global_step=step)
         if self._writer is not None:
             event_pb2 = proto("event_pb2")
             self._writer.add_session_log(event_pb2.SessionLog(
                 status=event_pb2.SessionLog.CHECKPOINT, checkpoint_path=self._path), step)
         self._last_step = step
         self._last_time = time.monotonic()
+        logging.info("Calling checkpoint listeners after saving checkpoint %d...", step)
+        stop = False
+        for listener in self._listeners:
+            if listener.after_save(session, step):
+                logging.info("A CheckpointSaverListener requested that training be stopped. "
+                             "listener: {}".format(listener))
+                stop = True
+        return stop
 
 
 _warned_no_tensorboard = []
@@ -221,6 +275,9 @@ class _Timer:
         if self._secs is not None:
             return time.time() >= self._last_time + self._secs
         return step >= self._last_step + self._steps
+
+    def reset(self):
+        self._last_time = self._last_step = None
 
     def update_last_triggered_step(self, step):
         now = time.time()
@@ -322,7 +379,7 @@ class StepCounterHook(SessionRunHook):
             elapsed = self._timer.update_last_triggered_step(step)
             if elapsed is not None and elapsed[0] > 0:
                 rate = elapsed[1] / elapsed[0]
-                _log.info("%s: %g", self._tag, rate)
+                logging.info("%s: %g", self._tag, rate)
                 if self._writer is not None:
                     summary = proto("summary_pb2").Summary()
                     summary.value.add(tag=self._tag, simple_value=rate)
@@ -330,24 +387,81 @@ class StepCounterHook(SessionRunHook):
 
 
 class LoggingTensorHook(SessionRunHook):
-    """Print the values of some tensors every ``every_n_iter`` steps."""
+    """Log the values of some tensors (at INFO, TF's ``tf.logging``) every
+    ``every_n_iter`` local steps or ``every_n_secs`` seconds, and/or once
+    more at the end (``at_end``). The line is TF's: ``tag = value`` for each
+    tag (a dict's tags sorted), joined by ", ", then the seconds since the
+    last line: ``loss = 0.5, step = 10 (0.012 sec)``; or ``formatter(values)``.
+    Nothing shows until ``tf.logging.set_verbosity(tf.logging.INFO)``."""
 
-    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, formatter=None):
+    def __init__(self, tensors, every_n_iter=None, every_n_secs=None, at_end=False,
+                 formatter=None):
+        only_at_end = at_end and every_n_iter is None and every_n_secs is None
+        if not only_at_end and (every_n_iter is None) == (every_n_secs is None):
+            raise ValueError("either at_end and/or exactly one of every_n_iter and "
+                             "every_n_secs must be provided.")
+        if every_n_iter is not None and every_n_iter <= 0:
+            raise ValueError("invalid every_n_iter=%s." % every_n_iter)
         if isinstance(tensors, dict):
-            self._tags, self._tensors = list(tensors), list(tensors.values())
+            self._tag_order = sorted(tensors)
         else:
-            self._tensors = list(tensors)
-            self._tags = [getattr(t, "name", str(t)) for t in self._tensors]
-        self._every = every_n_iter or 1
+            self._tag_order = list(tensors)
+            tensors = {item: item for item in tensors}
+        self._tensors = tensors
         self._formatter = formatter
-        self._count = 0
+        self._timer = None if only_at_end else _Timer(every_secs=every_n_secs,
+                                                      every_steps=every_n_iter)
+        self._at_end = at_end
+
+    def begin(self):
+        if self._timer is not None:
+            self._timer.reset()
+        self._iter_count = 0
+        self._current = {tag: _as_graph_element(t) for tag, t in self._tensors.items()}
 
     def before_run(self, run_context):
-        return SessionRunArgs(self._tensors) if self._count % self._every == 0 else None
+        self._should_trigger = self._timer is not None and \
+            self._timer.should_trigger_for_step(self._iter_count)
+        return SessionRunArgs(self._current) if self._should_trigger else None
+
+    def _log_tensors(self, values):
+        elapsed = self._timer.update_last_triggered_step(self._iter_count) \
+            if self._timer is not None else None
+        with np.printoptions(suppress=True):
+            if self._formatter:
+                logging.info(self._formatter(values))
+                return
+            stats = ", ".join("%s = %s" % (tag, values[tag]) for tag in self._tag_order)
+            if elapsed is not None:
+                logging.info("%s (%.3f sec)", stats, elapsed[0])
+            else:
+                logging.info("%s", stats)
 
     def after_run(self, run_context, run_values):
-        if self._count % self._every == 0:
-            values = dict(zip(self._tags, run_values.results))
-            print(self._formatter(values) if self._formatter else
-                  ", ".join("%s = %s" % (k, values[k]) for k in self._tags), flush=True)
-        self._count += 1
+        if self._should_trigger:
+            self._log_tensors(run_values.results)
+        self._iter_count += 1
+
+    def end(self, session):
+        if self._at_end:
+            self._log_tensors(session.run(self._current))
+
+
+def _as_graph_element(obj):
+    """A tensor of the default graph, or its name (``"loss"`` means ``"loss:0"``,
+    and must not be an op with several outputs), as TF's hooks take them."""
+    graph = get_default_graph()
+    if not isinstance(obj, str):
+        if getattr(obj, "graph", None) is not graph:
+            raise ValueError("Passed %s should have graph attribute that is equal to current "
+                             "graph %s." % (obj, graph))
+        return obj
+    if ":" in obj:
+        return graph.as_graph_element(obj)
+    element = graph.as_graph_element(obj + ":0")
+    try:
+        graph.as_graph_element(obj + ":1")
+    except (KeyError, ValueError):
+        return element
+    raise ValueError("Name %s is ambiguous, as this `Operation` has multiple outputs "
+                     "(at least 2)." % obj)

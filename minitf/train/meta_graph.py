@@ -23,9 +23,9 @@ context) is left out with a warning, exactly as TF does with a collection it
 cannot serialize.
 """
 
-import logging
 import os
 
+from minitf.framework import tf_logging as logging
 from minitf.framework import graph_def as _graph_def
 from minitf.framework import tf_op_defs
 from minitf.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
@@ -34,7 +34,6 @@ from minitf.ops import importer
 from minitf.ops import variables as _variables
 from minitf.ops.save_restore_ops import write_atomically
 
-_log = logging.getLogger("minitf.train")
 
 # key -> (proto type "module.Message", to_proto(item, export_scope), from_proto(pb, import_scope))
 _PROTO_FUNCTIONS = {}
@@ -97,7 +96,7 @@ def add_collection_def(meta_graph_def, key, graph=None, export_scope=None):
     skip it, as TF does, when an item has no TF form)."""
     graph = graph or get_default_graph()
     if not isinstance(key, (str, bytes)):
-        _log.warning("Only collections with string type keys will be serialized. This key "
+        logging.warning("Only collections with string type keys will be serialized. This key "
                      "has %s", type(key))
         return
     items = graph.get_collection(key)
@@ -132,7 +131,7 @@ def add_collection_def(meta_graph_def, key, graph=None, export_scope=None):
         else:
             getattr(col_def, kind).value.extend(items)
     except Exception as e:  # noqa: BLE001  (TF skips any collection it cannot write)
-        _log.warning("Issue encountered when serializing %s.\n%s", key, e)
+        logging.warning("Issue encountered when serializing %s.\n%s", key, e)
         if key in meta_graph_def.collection_def:
             del meta_graph_def.collection_def[key]
 
@@ -269,13 +268,13 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
             if key == "unbound_inputs":
                 continue
             if key in _NOT_IMPORTED:
-                _log.warning("minitf does not rebuild %s from a meta graph (collection %r "
+                logging.warning("minitf does not rebuild %s from a meta graph (collection %r "
                              "skipped); create them again after importing",
                              _NOT_IMPORTED[key], key)
                 continue
             kind = col_def.WhichOneof("kind")
             if kind is None:
-                _log.error("Cannot identify data type for collection %s. Skipping.", key)
+                logging.error("Cannot identify data type for collection %s. Skipping.", key)
                 continue
             registered = _PROTO_FUNCTIONS.get(key)
             if kind == "bytes_list" and registered:

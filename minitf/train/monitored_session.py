@@ -31,10 +31,10 @@ The session creators say how a session is made: :class:`ChiefSessionCreator`
 :class:`WorkerSessionCreator` (``SessionManager.wait_for_session``).
 """
 
-import sys
 import time
 
 from minitf.framework import errors
+from minitf.framework import tf_logging as logging
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import variables as _variables
 from minitf.ops import summary_ops
@@ -52,8 +52,12 @@ PREEMPTION_ERRORS = (errors.AbortedError, errors.UnavailableError)
 RECREATE_PAUSE = 0.2   # seconds between attempts when creating a session fails at once
 
 
-def _log(line):
-    print(line, file=sys.stderr, flush=True)
+#: TF's words for a preemption error that MonitoredSession recovers from.
+_PREEMPTED = ("This may be due to a preemption in a connected worker or parameter server. "
+              "The current session will be closed and a new session will be created. This "
+              "error may also occur due to a gRPC failure caused by high memory or network "
+              "bandwidth usage in the parameter servers. If this error occurs repeatedly, try "
+              "increasing the number of parameter servers assigned to the job. Error: %s")
 
 
 def _first_line(exc):
@@ -123,6 +127,7 @@ class Scaffold:
                 if graph.get_collection(GraphKeys.SUMMARIES) else None
         if not graph.finalized:
             graph.finalize()
+        logging.info("Graph was finalized.")
         self._finalized = True
         return self
 
@@ -220,8 +225,13 @@ class _MonitoredSession:
             except PREEMPTION_ERRORS as e:
                 if not self._should_recover:
                     raise
-                _log("minitf: creating a session failed (%s); a task may be down or "
-                     "restarting: trying again" % _first_line(e))
+                logging.info("An error was raised while a session was being created. This "
+                             "may be due to a preemption of a connected worker or parameter "
+                             "server. A new session will be created. This error may also "
+                             "occur due to a gRPC failure caused by high memory or network "
+                             "bandwidth usage in the parameter servers. If this error occurs "
+                             "repeatedly, try increasing the number of parameter servers "
+                             "assigned to the job. Error: %s", _first_line(e))
                 time.sleep(RECREATE_PAUSE)
                 continue
             coord = Coordinator(clean_stop_exception_types=[])
@@ -235,8 +245,8 @@ class _MonitoredSession:
                 self._stop(sess, coord, threads)
                 if not self._should_recover:
                     raise
-                _log("minitf: setting up the new session failed (%s): trying again"
-                     % _first_line(e))
+                logging.info("An error was raised while a session was being created. "
+                             + _PREEMPTED, _first_line(e))
                 continue
             except BaseException:
                 self._stop(sess, coord, threads)
@@ -248,14 +258,15 @@ class _MonitoredSession:
     def _recover(self, exc):
         """The session failed with a preemption error: drop it; the next
         ``run`` creates a new one."""
-        _log("minitf: %s. A task was lost or restarted: closing this session and "
-             "creating a new one." % _first_line(exc))
+        logging.info("An error was raised. " + _PREEMPTED, _first_line(exc))
         sess, coord, threads = self._sess, self._coord, self._threads
         self._sess, self._coord, self._threads = None, None, []
         try:
             self._stop(sess, coord, threads)
         except PREEMPTION_ERRORS as e:  # a queue runner saw the same fault
-            _log("minitf: while closing the failed session: %s" % _first_line(e))
+            logging.error("An error occurred when attempting to close the session. This "
+                          "may be due to a preemption in a connected worker or parameter "
+                          "server. Error: %s", _first_line(e))
 
     def _stop(self, sess, coord, threads):
         """Stop the queue runners and close ``sess`` (TF's coordinated close)."""
@@ -272,8 +283,9 @@ class _MonitoredSession:
             try:
                 sess.close()
             except PREEMPTION_ERRORS as e:
-                _log("minitf: closing the session failed (%s); a task may be down"
-                     % _first_line(e))
+                logging.error("An error occurred when attempting to close the session. "
+                              "This may be due to a preemption in a connected worker or "
+                              "parameter server. Error: %s", _first_line(e))
 
     # -- running ------------------------------------------------------------------------------
     @property

@@ -22,16 +22,15 @@ How it ends:
 collection; ``tf.train.start_queue_runners(sess, coord)`` starts them all.
 """
 
-import logging
 import threading
 import weakref
 
+from minitf.framework import tf_logging as logging
 from minitf.framework import errors
 from minitf.framework.default_session import get_default_session
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.runtime.session import BaseSession
 
-_log = logging.getLogger("minitf.train")
 
 
 class QueueRunner:
@@ -99,13 +98,13 @@ class QueueRunner:
                             try:
                                 sess.run(self._close_op)
                             except Exception as e:  # noqa: BLE001 - TF ignores these too
-                                _log.debug("Ignored exception: %s", e)
+                                logging.vlog(1, "Ignored exception: %s", e)
                         return
         except Exception as e:  # noqa: BLE001 - every other error goes to the coordinator
             if coord is not None:
                 coord.request_stop(e)
             else:
-                _log.error("Exception in QueueRunner: %s", e)
+                logging.error("Exception in QueueRunner: %s", e)
                 with self._lock:
                     self._exceptions_raised.append(e)
                 raise
@@ -121,7 +120,7 @@ class QueueRunner:
         try:
             sess.run(cancel_op)
         except Exception as e:  # noqa: BLE001
-            _log.debug("Ignored exception: %s", e)
+            logging.vlog(1, "Ignored exception: %s", e)
 
     def create_threads(self, sess, coord=None, daemon=False, start=False):
         """The threads for ``sess``: one per enqueue op, plus the closer when
@@ -167,7 +166,7 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True,
                         .format(sess.__class__))
     runners = sess.graph.get_collection(collection)
     if not runners:
-        _log.warning("`tf.train.start_queue_runners()` was called when no queue runners were "
+        logging.warning("`tf.train.start_queue_runners()` was called when no queue runners were "
                      "defined. You can safely remove the call to this deprecated function.")
     threads = []
     with sess.graph.as_default():

@@ -32,6 +32,7 @@ import time
 import warnings
 
 from minitf.framework import dtypes, errors
+from minitf.framework import tf_logging as logging
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.framework.protos import proto
 from minitf.framework.tensor_shape import TensorShape
@@ -332,6 +333,7 @@ class Saver:
         save_path = os.fspath(save_path)
         if not _cm.checkpoint_exists(save_path):
             raise ValueError("The passed save_path is not a valid checkpoint: " + save_path)
+        logging.info("Restoring parameters from %s", save_path)
         try:
             sess.run(self._restore_op_name, {self._filename_tensor_name: save_path})
         except errors.NotFoundError as err:

@@ -24,23 +24,19 @@ One difference from TF: ``recovery_wait_secs`` defaults to 0.2 seconds (TF: 30),
 because minitf's clusters run on one machine and come up in about a second.
 """
 
-import logging
 import math
-import sys
 import time
 
 from minitf.framework import errors
+from minitf.framework import tf_logging as logging
 from minitf.framework.graph import get_default_graph
 from minitf.runtime.session import Session
 from minitf.train.checkpoint_management import get_checkpoint_state
 from minitf.train.saver import latest_checkpoint
 
-WAIT_LOG_EVERY = 5.0   # seconds between "waiting for the model" lines
-_logger = logging.getLogger("minitf.train")
-
-
-def _log(line):
-    print(line, file=sys.stderr, flush=True)
+#: Seconds between two "Waiting for model to be ready" lines: TF logs one per
+#: wait, every 30 s; minitf waits 0.2 s at a time.
+WAIT_LOG_EVERY = 5.0
 
 
 def _names(values):
@@ -85,17 +81,15 @@ class SessionManager:
         while path is None:
             if not wait_for_checkpoint or waited >= max_wait_secs:
                 return sess, False
-            _log("minitf: waiting for a checkpoint in %s" % checkpoint_dir)
+            logging.info("Waiting for checkpoint to be available.")
             time.sleep(self._recovery_wait_secs)
             waited += self._recovery_wait_secs
             path = latest_checkpoint(checkpoint_dir)
-        saver.restore(sess, path)
+        saver.restore(sess, path)      # (it logs TF's "Restoring parameters from ...")
         # As TF: the saver takes over the checkpoints the previous program
-        # kept, so that max_to_keep deletes the oldest of them too; and TF's
-        # "Restoring parameters from ..." at INFO (not shown unless asked for).
+        # kept, so that max_to_keep deletes the oldest of them too.
         saver.recover_last_checkpoints(
             get_checkpoint_state(checkpoint_dir).all_model_checkpoint_paths)
-        _logger.info("Restoring parameters from %s", path)
         return sess, True
 
     def prepare_session(self, master, init_op=None, saver=None, checkpoint_dir=None,
@@ -150,21 +144,22 @@ class SessionManager:
         if not restored:
             return sess, False
         if not ok:
-            _log("minitf: restoring the model from %s did not make it ready for local "
-                 "init: %s" % (checkpoint_dir, msg))
+            logging.info("Restoring model from %s did not make model ready for local init:"
+                         " %s", checkpoint_dir, msg)
             return sess, False
         ready, msg = self._model_ready(sess)
         if not ready:
-            _log("minitf: restoring the model from %s did not make it ready: %s"
-                 % (checkpoint_dir, msg))
+            logging.info("Restoring model from %s did not make model ready: %s",
+                         checkpoint_dir, msg)
             return sess, False
+        logging.info("Restored model from %s", checkpoint_dir)
         return sess, True
 
     # -- every other worker -------------------------------------------------------------------
     def wait_for_session(self, master, config=None, max_wait_secs=float("Inf")):
         """A new session, once some other program (the chief) has made the model
-        ready: until then, retry every ``recovery_wait_secs``, logging what is
-        still uninitialized every few seconds. DeadlineExceededError after
+        ready: until then, retry every ``recovery_wait_secs``, logging (at INFO,
+        as TF) what is still uninitialized every few seconds. DeadlineExceededError after
         ``max_wait_secs``."""
         if max_wait_secs is None:
             max_wait_secs = float("Inf")
@@ -189,8 +184,8 @@ class SessionManager:
                 raise errors.DeadlineExceededError(
                     None, None, "Session was not ready after waiting %d secs." % max_wait_secs)
             if last_log is None or now - last_log >= WAIT_LOG_EVERY:
-                _log("minitf: waiting for the model to be ready (the chief initializes or "
-                     "restores it): %s" % (not_ready_local or not_ready))
+                logging.info("Waiting for model to be ready.  Ready_for_local_init_op:  %s, "
+                             "ready: %s", not_ready_local, not_ready)
                 last_log = now
             time.sleep(self._recovery_wait_secs)
 
@@ -223,8 +218,10 @@ class SessionManager:
         ready, msg = self._model_ready_for_local_init(sess)
         if not ready:
             return False, msg
+        logging.info("Running local_init_op.")
         sess.run(self._local_init_op, feed_dict=self._local_init_feed_dict,
                  options=self._local_init_run_options)
+        logging.info("Done running local_init_op.")
         return True, None
 
 

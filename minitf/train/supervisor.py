@@ -38,10 +38,10 @@ session log with every checkpoint and a STOP session log when it stops.
 
 import contextlib
 import os
-import sys
 import time
 
 from minitf.framework import dtypes
+from minitf.framework import tf_logging as logging
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.framework.protos import proto
 from minitf.ops import summary_ops
@@ -54,10 +54,6 @@ from minitf.train.session_manager import SessionManager
 from minitf.train.training_util import global_step as _global_step_value
 
 __all__ = ["Supervisor"]
-
-
-def _log(line):
-    print("minitf: %s" % line, file=sys.stderr, flush=True)
 
 
 def _first_in_collection(key):
@@ -194,12 +190,14 @@ class Supervisor:
                 init_fn=self._init_fn)
             self._write_graph()
             if start_standard_services:
+                logging.info("Starting standard services.")
                 self.start_standard_services(sess)
         else:
             sess = self._session_manager.wait_for_session(master, config=config,
                                                           max_wait_secs=max_wait_secs)
         self._sessions.append(sess)
         if start_standard_services:
+            logging.info("Starting queue runners.")
             self.start_queue_runners(sess)
         return sess
 
@@ -250,7 +248,7 @@ class Supervisor:
             raise RuntimeError("Only chief supervisor can start standard services. Because "
                                "only chief supervisors can write events.")
         if not self._logdir:
-            _log("Standard services need a 'logdir' passed to the SessionManager")
+            logging.warning("Standard services need a 'logdir' passed to the SessionManager")
             return []
         if self._global_step is not None and self._summary_writer is not None:
             # TensorBoard purges events after a restart from the START step on.
@@ -262,8 +260,8 @@ class Supervisor:
                 threads.append(_SummaryThread(self, sess))
             if self._global_step is not None:
                 if _summary_proto() is None:
-                    _log("no global_step/sec summaries: they need the tensorboard package "
-                         "(pip install tensorboard)")
+                    logging.warning("No global_step/sec summaries: they need the tensorboard "
+                                    "package (pip install tensorboard)")
                 else:
                     threads.append(_StepCounterThread(self, sess))
         if self._saver is not None and self._save_model_secs:
@@ -358,8 +356,8 @@ def _default_summary_writer(logdir):
         from minitf.summary.writer import FileWriter   # lazy: tensorboard starts slowly
         return FileWriter(logdir)
     except ImportError:
-        _log("minitf: the Supervisor writes no event files: they need the tensorboard "
-             "package (pip install tensorboard)")
+        logging.warning("The Supervisor writes no event files: they need the tensorboard "
+                        "package (pip install tensorboard)")
         return None
 
 
@@ -390,6 +388,7 @@ class _SummaryThread(LooperThread):
             summary, step = self._sess.run([self._sv.summary_op, self._sv.global_step])
         else:
             summary, step = self._sess.run(self._sv.summary_op), None
+        logging.info("Recording summary at step %s.", step)
         self._sv.summary_writer.add_summary(summary, step)
 
 
@@ -416,6 +415,7 @@ class _StepCounterThread(LooperThread):
         self._last_time, self._last_step = now, step
         self._sv.summary_writer.add_summary(
             Summary(value=[Summary.Value(tag=self._tag, simple_value=rate)]), step)
+        logging.log_first_n(logging.INFO, "%s: %g", 10, self._tag, rate)
 
 
 class _CheckpointThread(LooperThread):
@@ -427,6 +427,7 @@ class _CheckpointThread(LooperThread):
 
     def run_loop(self):
         sv = self._sv
+        logging.info("Saving checkpoint to path %s", sv.save_path)
         sv.saver.save(self._sess, sv.save_path, global_step=sv.global_step)
         if sv.summary_writer is not None and sv.global_step is not None:
             sv.summary_writer.add_session_log(

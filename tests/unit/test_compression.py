@@ -46,7 +46,7 @@ def test_compressed_transfers_are_smaller_and_close(servers, mode, ratio, max_er
     assert floats.bytes == x.nbytes
     assert floats.wire_bytes == int(x.nbytes * ratio) + (8 if mode == "int8" else 0)
     assert transfers["mul_1:0"].wire_bytes == transfers["mul_1:0"].bytes == 12
-    ops = {n["op"] for p in md.partition_graphs for n in p["nodes"]}
+    ops = {n.op for g in md.partition_graphs for n in g.node}
     expected = {"": set(), "bfloat16": {"Cast"},
                 "int8": {"QuantizeLinear8", "DequantizeLinear8"}}[mode]
     assert expected <= ops

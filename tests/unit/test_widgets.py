@@ -164,7 +164,7 @@ def test_waiting_is_drawn_and_reported(training):
     assert all(title_of(w).startswith("waiting ") for w in waiting)
     assert marks(root, "state-running") and marks(root, "state-idle")
     # The _Recv bars are striped (waiting), not solid like running ops.
-    recvs = [e for e in marks(root, "op-waiting") if e.get("data-op").startswith("_recv_")]
+    recvs = [e for e in marks(root, "op-waiting") if "(_Recv)" in title_of(e)]
     assert recvs and all(e.get("fill").startswith("url(#minitf-hatch-") for e in recvs)
     assert all(not e.get("fill").startswith("url(") for e in marks(root, "op-running"))
     # Per transfer: how long the receiver waited for the sender, in the list and tooltip.
@@ -212,8 +212,11 @@ def test_control_signals_are_hidden_until_asked_for(training):
 
 def test_compressed_transfers_report_wire_bytes(training):
     view = TransferView(training.md)
-    # A compressed tensor's _Recv receives its int8 part ("_q"), plus min and scale.
-    compressed = [t for t in _network(view) if t.receiver.endswith("_q")]
+    # A compressed tensor's _Recv receives its int8 part (the partition graphs
+    # mark it with minitf's compression attr), plus min and scale.
+    int8 = {n.name for g in training.md.partition_graphs for n in g.node
+            if n.op == "_Recv" and n.attr["_minitf_compression"].s == b"int8"}
+    compressed = [t for t in _network(view) if t.receiver in int8]
     assert len(compressed) >= 16
     for t in compressed:  # int8: one byte per float32 plus an 8-byte min and scale
         assert t.wire_bytes == t.bytes // 4 + 8
@@ -510,13 +513,13 @@ def test_placement_view_draws_every_op_in_its_devices_colour(step):
 
 
 def test_placement_view_crossing_edges_are_the_send_recv_pairs(step):
-    sends = [n for part in step.md.partition_graphs for n in part["nodes"]
-             if n["op"] == "_Send"]
+    sends = [n for g in step.md.partition_graphs for n in g.node
+             if n.op == "_Send" and not n.attr["client_terminated"].b]
     assert sends, "the step should have Send/Recv pairs"
+    sent = sorted(n.input[0] if ":" in n.input[0] else n.input[0] + ":0" for n in sends)
     for view in (PlacementView(step.graph, run_metadata=step.md), PlacementView(step.md)):
         crossing = view.crossing_edges()
-        assert sorted(t for t, _, _ in crossing) == sorted(
-            n["attrs"]["tensor_name"] for n in sends)
+        assert sorted(t for t, _, _ in crossing) == sent
         assert all((a, b) == (CPU0, CPU1) for _, a, b in crossing)
         assert "%d Send/Recv pairs" % len(sends) in repr(view)
         tooltips = "\n".join(title_of(e) for e in marks(svg_of(view), "edge-network"))
