@@ -88,7 +88,13 @@ def left_behind(kernel_pid):
     if session == kernel_pid:   # the kernel leads its own session: orphans keep its id
         found |= {pid for pid, (_, sid, _) in table.items() if sid == session}
     found.discard(kernel_pid)
-    return sorted((pid, table[pid][2]) for pid in found)
+    return sorted((pid, table[pid][2]) for pid in found
+                  if PYTHONS_OWN_HELPER not in table[pid][2])
+
+
+#: multiprocessing's resource tracker: the spawn start method starts it (lesson 6
+#: starts servers that way); it holds no port and ends with the kernel.
+PYTHONS_OWN_HELPER = "from multiprocessing.resource_tracker import main"
 
 
 def kernel_pid(item):

@@ -79,6 +79,11 @@ def run(notebook, engine):
     os.environ.setdefault("MPLBACKEND", "Agg")
     shell = InteractiveShell.instance()
     shell.reset(new_session=True)
+    # IPython's stand-in for __main__ lacks the __spec__ a Jupyter kernel's has, and
+    # multiprocessing's spawn start method reads it (lesson 6 starts servers that way).
+    main = sys.modules["__main__"]
+    if not hasattr(main, "__spec__"):
+        main.__spec__ = None
     shell.run_line_magic("colors", "nocolor")   # tracebacks as plain text in the JSON
     results = []
     # A cell's last expression: keep its text/plain instead of printing "Out[n]: ...".
@@ -114,6 +119,10 @@ def run(notebook, engine):
         else:
             ran += 1
         emit(record)
+    # The spawn start method's resource tracker (lesson 6) would outlive this process
+    # by a moment; stop it now so that the caller finds nothing left running.
+    from multiprocessing import resource_tracker
+    resource_tracker._resource_tracker._stop()
     emit({"done": Path(notebook).name, "ran": ran, "errors": errors, "skipped": skipped})
     return errors
 
