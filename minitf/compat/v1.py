@@ -31,8 +31,9 @@ from minitf.ops.gradients import (NotDifferentiable, RegisterGradient,  # noqa: 
 from minitf.ops.data_flow_ops import (FIFOQueue, PaddingFIFOQueue,  # noqa: F401
                                       PriorityQueue, QueueBase, RandomShuffleQueue)
 from minitf.ops.io_ops import (FixedLengthRecordReader, ReaderBase,  # noqa: F401
-                               TextLineReader, WholeFileReader, decode_csv, decode_raw,
-                               read_file, string_to_number)
+                               TextLineReader, TFRecordReader, WholeFileReader, decode_csv,
+                               decode_raw, read_file, string_to_number)
+from minitf.framework import tf_record as _tf_record
 from minitf.ops import math_ops as _math_ops
 from minitf.ops import special_math_ops as _special
 from minitf.ops import scan_ops as _scan_ops
@@ -514,6 +515,12 @@ io = _types.ModuleType("minitf.compat.v1.io", "tf.io: reading and parsing files.
 io.decode_csv = decode_csv
 io.read_file = read_file
 io.decode_raw = decode_raw
+python_io = _types.ModuleType("minitf.compat.v1.python_io",
+                              "tf.python_io: writing and reading TFRecord files.")
+for _name in ("TFRecordWriter", "tf_record_iterator", "TFRecordOptions",
+              "TFRecordCompressionType"):
+    setattr(python_io, _name, getattr(_tf_record, _name))
+    setattr(io, _name, getattr(_tf_record, _name))
 strings = _types.ModuleType("minitf.compat.v1.strings", "tf.strings")
 strings.to_number = string_to_number
 from minitf import data  # noqa: E402,F401  (tf.data)

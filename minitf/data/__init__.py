@@ -7,7 +7,7 @@ See :mod:`minitf.data.dataset_ops` for how a pipeline runs inside
 import types as _types
 
 from minitf.data.dataset_ops import (AUTOTUNE, Dataset, DatasetV1,  # noqa: F401
-                                     TextLineDataset)
+                                     TextLineDataset, TFRecordDataset)
 from minitf.ops.iterator_ops import (Iterator, make_initializable_iterator,  # noqa: F401
                                       make_one_shot_iterator)
 

@@ -39,6 +39,7 @@ from minitf.framework.graph import Graph, Tensor
 from minitf.framework.nest import Spec, flatten, pack
 from minitf.framework.random_seed import get_seed
 from minitf.framework.tensor_shape import TensorShape, as_shape
+from minitf.framework.tf_record import RecordFile, TFRecordOptions
 from minitf.ops import readers
 from minitf.ops.array_ops import placeholder
 from minitf.ops.core import convert_to_tensor
@@ -285,6 +286,48 @@ class TextLineDataset(Dataset):
                 lines.pop()
             for line in lines:
                 yield [np.array(line[:-1] if line.endswith(b"\r") else line, dtype=object)]
+
+
+class TFRecordDataset(Dataset):
+    """The records of one or more TFRecord files, one file after another (each
+    element a scalar string: one record's bytes).
+
+    ``compression_type`` is ``""``, ``"GZIP"`` or ``"ZLIB"``. ``buffer_size`` is
+    TF's read-buffer size in bytes: it changes how a file is read, not what
+    comes out, and minitf reads through tensorboard's record reader whatever it
+    is. A damaged file fails ``get_next()`` with DataLossError where the damage
+    starts."""
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None,
+                 num_parallel_reads=None, name=None):
+        if not (compression_type is None or isinstance(compression_type, str)):
+            raise TypeError("Expected string, but got %r of type '%s'."
+                            % (compression_type, type(compression_type).__name__))
+        self._compression = TFRecordOptions.get_compression_type_string(compression_type)
+        if num_parallel_reads not in (None, 1):
+            raise errors.UnimplementedError(
+                None, None, "minitf's TFRecordDataset reads its files one after another; for "
+                "num_parallel_reads=%r write Dataset.from_tensor_slices(files).interleave("
+                "tf.data.TFRecordDataset, cycle_length=%r)" % (num_parallel_reads,
+                                                               num_parallel_reads))
+        self._filenames = convert_to_tensor(filenames, dtype=_dtypes.string, name="filenames")
+        self._structure = Spec(_dtypes.string, TensorShape([]))
+
+    def _inputs(self):
+        return [self._filenames]
+
+    def _generate(self, values):
+        for name in np.asarray(values[self._filenames]).reshape(-1):
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            records = RecordFile(name, self._compression)
+            try:
+                while True:
+                    got = records.next()
+                    if got is None:
+                        break
+                    yield [np.array(got[1], dtype=object)]
+            finally:
+                records.close()
 
 
 # -- functions ----------------------------------------------------------------------------------

@@ -70,6 +70,9 @@ def _describe(ds, index):
         return {"kind": "range", "args": _keys(ds._args, index), "dtype": ds._dtype}
     if kind is d.TextLineDataset:
         return {"kind": "text_lines", "filenames": index[ds._filenames]}
+    if kind is d.TFRecordDataset:
+        return {"kind": "tf_records", "filenames": index[ds._filenames],
+                "compression": ds._compression}
     if kind is d.ConcatenateDataset:
         return {"kind": "concatenate", "first": _describe(ds._first, index),
                 "second": _describe(ds._second, index)}
@@ -151,6 +154,9 @@ def _rebuild(desc, keys):
                     _dtype=desc["dtype"])
     if kind == "text_lines":
         return _new(d.TextLineDataset, _filenames=_key(keys, desc["filenames"]))
+    if kind == "tf_records":
+        return _new(d.TFRecordDataset, _filenames=_key(keys, desc["filenames"]),
+                    _compression=desc["compression"])
     if kind == "concatenate":
         return _new(d.ConcatenateDataset, _first=_rebuild(desc["first"], keys),
                     _second=_rebuild(desc["second"], keys))

@@ -1,5 +1,6 @@
 """Reading files in a graph: readers, ``decode_csv``, ``read_file``,
-``string_to_number`` (TF1's ``tf.TextLineReader`` & co.).
+``string_to_number`` (TF1's ``tf.TextLineReader``, ``tf.FixedLengthRecordReader``,
+``tf.TFRecordReader`` & co.).
 
 A *reader* is a stateful resource, like a queue: the reader op
 (``TextLineReaderV2``...) outputs a handle to an object kept by the device's
@@ -33,6 +34,7 @@ from minitf.framework import errors
 from minitf.framework.graph import get_default_graph
 from minitf.framework.op_def import NOT_DIFFERENTIABLE, OpDef, declare
 from minitf.framework.tensor_shape import TensorShape
+from minitf.framework.tf_record import TFRecordOptions
 from minitf.ops import array_ops, readers
 from minitf.ops.core import convert_to_tensor, make_op, name_scope
 
@@ -53,6 +55,11 @@ def _fixed_length_reader(op):
     a = op._attrs
     return lambda name: readers.FixedLengthRecordReader(
         name, a["record_bytes"], a["header_bytes"], a["footer_bytes"], a.get("hop_bytes", 0))
+
+
+def _tf_record_reader(op):
+    compression = op._attrs.get("compression_type", "")
+    return lambda name: readers.TFRecordReader(name, compression)
 
 
 def _reader_kernel(make_factory):
@@ -128,6 +135,8 @@ WHOLE_FILE_READER_V2 = _reader_row("WholeFileReaderV2", _reader_kernel(_whole_fi
 FIXED_LENGTH_RECORD_READER_V2 = _reader_row(
     "FixedLengthRecordReaderV2", _reader_kernel(_fixed_length_reader),
     ("record_bytes", "header_bytes", "footer_bytes", "hop_bytes", "encoding"))
+TF_RECORD_READER_V2 = _reader_row("TFRecordReaderV2", _reader_kernel(_tf_record_reader),
+                                  ("compression_type",))
 
 
 def _reader_use_row(name, kernel, inputs=("reader_handle",), refs=(0,), blocking=False):
@@ -473,6 +482,20 @@ class FixedLengthRecordReader(ReaderBase):
                           "header_bytes": int(header_bytes or 0),
                           "footer_bytes": int(footer_bytes or 0),
                           "hop_bytes": int(hop_bytes or 0), "encoding": ""}, name)
+
+
+class TFRecordReader(ReaderBase):
+    """The records of TFRecord files (written by ``tf.python_io.TFRecordWriter``):
+    one record per run, key ``b"file:offset"`` with the byte offset of the
+    record in the file. ``options`` (a ``TFRecordOptions``, or ``"GZIP"`` /
+    ``"ZLIB"``) says how the files are compressed; a damaged file fails the read
+    with DataLossError."""
+
+    _row = TF_RECORD_READER_V2
+
+    def __init__(self, name=None, options=None):
+        compression = TFRecordOptions.get_compression_type_string(options)
+        super().__init__({"compression_type": compression}, name)
 
 
 # -- parsing ------------------------------------------------------------------------------

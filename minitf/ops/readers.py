@@ -13,13 +13,15 @@ A reader resource follows TF's ``ReaderBase``:
   reader get distinct records; a waiter for the lock also watches the step.
 
 A missing file fails that read with NotFoundError naming the file; the next
-read goes on with the next filename, as in TF.
+read goes on with the next filename, as in TF. A damaged TFRecord file fails
+its reads with DataLossError (``minitf/framework/tf_record.py`` says where).
 """
 
 import threading
 import time
 
 from minitf.framework import errors
+from minitf.framework.tf_record import RecordFile
 
 _POLL = 0.05
 
@@ -225,3 +227,35 @@ class FixedLengthRecordReader(ReaderResource):
         key = ("%s:%d" % (self.work, self._index)).encode()
         self._index += 1
         return key, value
+
+
+class TFRecordReader(ReaderResource):
+    """The records of TFRecord files; key ``b"file:offset"``, the byte offset of
+    the record's frame in the file (in the inflated stream if compressed)."""
+
+    type_name = "TFRecordReader"
+
+    def __init__(self, name, compression_type):
+        super().__init__(name)
+        self.compression_type = compression_type
+        self._file = None
+
+    def on_work_started(self):
+        self._file = RecordFile(self.work, self.compression_type)
+
+    def read_one(self):
+        got = self._file.next()
+        if got is None:
+            return None
+        offset, data = got
+        return ("%s:%d" % (self.work, offset)).encode(), data
+
+    def on_work_finished(self):
+        if self._file is not None:
+            self._file.close()
+        self._file = None
+
+    def summary(self):
+        s = super().summary()
+        s["offset"] = self._file.offset if self._file is not None else 0
+        return s

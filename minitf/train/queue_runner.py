@@ -4,7 +4,11 @@ A QueueRunner holds a queue and a list of *enqueue ops*. ``create_threads``
 starts one thread per enqueue op; each thread runs its op again and again in
 the session. So with ``[enqueue_op] * 5`` five threads fill the queue at once
 (each run of an enqueue op blocks while the queue is full, which is what
-paces the producers).
+paces the producers). TF's threads run at the same time; under Python's GIL
+one thread could run a whole small job alone, so here the threads start
+together (each plans its op, then waits for its siblings) and each yields
+after every run: ``batch_join``'s readers (one per thread) take turns, and a
+batch mixes their files, as in TF.
 
 How it ends:
 
@@ -23,6 +27,7 @@ collection; ``tf.train.start_queue_runners(sess, coord)`` starts them all.
 """
 
 import threading
+import time
 import weakref
 
 from minitf.framework import tf_logging as logging
@@ -31,6 +36,9 @@ from minitf.framework.default_session import get_default_session
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.runtime.session import BaseSession
 
+
+# How long a runner's thread waits for its siblings to be ready (see QueueRunner._run).
+_START_TIMEOUT_S = 1.0
 
 
 class QueueRunner:
@@ -80,16 +88,28 @@ class QueueRunner:
     def name(self):
         return self._queue.name
 
-    def _run(self, sess, enqueue_op, coord=None):
-        """One thread: run ``enqueue_op`` until told to stop or it runs out."""
+    def _run(self, sess, enqueue_op, coord=None, ready=None):
+        """One thread: run ``enqueue_op`` until told to stop or it runs out.
+
+        ``ready`` is a barrier shared by the runner's threads: each waits there
+        after planning its op, so they all start running together, as TF's do,
+        instead of the first one filling the queue while the others still plan."""
         decremented = False
         try:
-            enqueue = sess.make_callable(enqueue_op)
+            try:
+                enqueue = sess.make_callable(enqueue_op)
+            finally:
+                if ready is not None:
+                    try:
+                        ready.wait(_START_TIMEOUT_S)
+                    except threading.BrokenBarrierError:
+                        pass        # a sibling failed or never started: go on alone
             while True:
                 if coord is not None and coord.should_stop():
                     break
                 try:
                     enqueue()
+                    time.sleep(0)   # let the siblings run: TF's threads run at the same time
                 except self._queue_closed_exception_types:
                     with self._lock:
                         self._runs_per_session[sess] -= 1
@@ -130,7 +150,9 @@ class QueueRunner:
                 return []
             self._runs_per_session[sess] = len(self._enqueue_ops)
             self._exceptions_raised = []
-        threads = [threading.Thread(target=self._run, args=(sess, op, coord),
+        ready = threading.Barrier(len(self._enqueue_ops)) if len(self._enqueue_ops) > 1 \
+            else None
+        threads = [threading.Thread(target=self._run, args=(sess, op, coord, ready),
                                     name="QueueRunnerThread-%s-%s" % (self.name, op.name))
                    for op in self._enqueue_ops]
         if coord is not None:

@@ -158,3 +158,31 @@ def test_looper_thread_runs_until_stop():
     coord.request_stop()
     coord.join(stop_grace_period_secs=2)
     assert len(ticks) >= 3
+
+
+
+def test_batch_join_readers_take_turns(tmp_path):
+    """A runner's threads start together (each plans its op, then waits for the
+    others), so batch_join's readers interleave from the first batch, as TF's
+    concurrent threads do; otherwise the first thread could read a whole small
+    file while the others were still planning."""
+    files = []
+    for day in range(3):
+        path = tmp_path / ("day%d.csv" % day)
+        path.write_text("".join("%d,%d\n" % (day, hour) for hour in range(6)))
+        files.append(str(path))
+    firsts = []
+    for _ in range(8):
+        with tf.Graph().as_default():
+            names = tf.train.string_input_producer(files, num_epochs=1, shuffle=False)
+            per_reader = [tf.decode_csv(tf.TextLineReader().read(names)[1], [[0], [0]])
+                          for _ in range(3)]
+            batch = tf.train.batch_join(per_reader, batch_size=6)
+            with tf.Session() as sess:
+                sess.run(tf.local_variables_initializer())
+                coord = tf.train.Coordinator()
+                threads = tf.train.start_queue_runners(sess, coord)
+                firsts.append(sess.run(batch)[0].tolist())
+                coord.request_stop()
+                coord.join(threads, stop_grace_period_secs=5)
+    assert all(len(set(days)) > 1 for days in firsts), firsts
