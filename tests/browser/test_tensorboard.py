@@ -145,8 +145,17 @@ def test_graph_dashboard_colours_nodes_by_device(tensorboard_server, tb_page):
     # Pick the traced step: its stats say where each node ran.
     page.locator(".tags-row paper-dropdown-menu").click()
     page.locator("paper-item", has_text="step_5").click()
-    page.wait_for_timeout(1500)
-    colours = page.evaluate(COLOURS)
+    # TensorBoard recolours node by node once it has read the step's stats; on a
+    # busy machine that takes a while: wait until the picture stops changing.
+    deadline = time.monotonic() + 60
+    colours = None
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+        now = page.evaluate(COLOURS)
+        watched = [now.get(n) for n in ("w", "b", "global_step", "tower_0", "tower_1")]
+        if now == colours and "rectHatch" not in watched:
+            break
+        colours = now
     ps, tower0, tower1 = colours["w"], colours["tower_0"], colours["tower_1"]
     assert colours["b"] == ps and colours["global_step"] == ps
     assert len({ps, tower0, tower1}) == 3, colours
