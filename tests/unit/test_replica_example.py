@@ -70,6 +70,7 @@ def test_one_ps_and_two_workers_train(mode):
     chief, other = outs
     assert "Worker 0: Initializing session..." in chief
     assert "Worker 1: Waiting for session to be initialized..." in other
+    entropies = []
     for i, out in enumerate(outs):
         # device_filters: a worker sees the ps and itself, never the other worker
         assert "Worker %d: devices ['/job:ps/replica:0/task:0', '/job:worker/replica:0/task:%d']"\
@@ -78,7 +79,12 @@ def test_one_ps_and_two_workers_train(mode):
                       r"(\S+)\), accuracy = (\S+)", out)
         assert m, out
         final, first, accuracy = (float(v) for v in m.groups())
-        assert final < 0.2 * first and accuracy > 0.9, out
+        entropies.append((final, first))
+        assert accuracy > 0.9, out
+    # Against the chief's starting point: the other worker may join when the model
+    # is already trained (the chief alone can run the 60 steps before it is up).
+    start = entropies[0][1]
+    assert all(final < 0.2 * start for final, _ in entropies), entropies
     steps = [int(re.search(r"training finished after (\d+) local steps", out).group(1))
              for out in outs]
     if mode == "sync":
