@@ -552,16 +552,8 @@ def _may_overlap(nodes, measured=False):
 def _known_small(s):
     """The op's inputs have static shapes of fewer than SMALL_INPUTS
     elements in all."""
-    total = 0
-    for t in s.op._inputs:
-        shape = t.shape
-        if not shape.is_fully_defined():
-            return False
-        n = 1
-        for d in shape.as_list():
-            n *= d
-        total += n
-    return total < SMALL_INPUTS
+    sizes = [t.shape.num_elements() for t in s.op._inputs]
+    return None not in sizes and sum(sizes) < SMALL_INPUTS
 
 
 def _variable_behind(op, i, after):
