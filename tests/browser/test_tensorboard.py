@@ -132,8 +132,24 @@ def tb_page(tensorboard_server):
             browser.close()
 
 
+def _idle_groups(logdir):
+    """Top-level groups whose ops, in the traced step, all took 0 us and
+    allocated nothing: what TensorBoard draws as not run (``isFadedOut``)."""
+    from tensorboard.backend.event_processing import event_accumulator
+    acc = event_accumulator.EventAccumulator(str(logdir), size_guidance={"run_metadata": 0})
+    acc.Reload()
+    busy, seen = set(), set()
+    for dev in acc.RunMetadata("step_%d" % tensorboard_logdir.TRACED).step_stats.dev_stats:
+        for n in dev.node_stats:
+            group = n.node_name.split("/")[0]
+            seen.add(group)
+            if n.all_end_rel_micros > 0 or any(m.total_bytes > 0 for m in n.memory):
+                busy.add(group)
+    return seen - busy
+
+
 def test_graph_dashboard_colours_nodes_by_device(tensorboard_server, tb_page):
-    base, _, _ = tensorboard_server
+    base, logdir, _ = tensorboard_server
     page = tb_page
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -147,17 +163,32 @@ def test_graph_dashboard_colours_nodes_by_device(tensorboard_server, tb_page):
     page.locator("paper-item", has_text="step_5").click()
     # TensorBoard recolours node by node once it has read the step's stats; on a
     # busy machine that takes a while: wait until the picture stops changing.
+    # A group whose ops all ran in under a microsecond and allocated nothing in
+    # the traced step (a variable's group, where only the VariableV2 op ran) is
+    # drawn hatched, "not run in this step", by TensorBoard's rule; the ps's
+    # colour is then read from the other ps groups.
+    ps_groups = ("w", "b", "global_step", "GradientDescent", "loss")
+    watched = ps_groups + ("tower_0", "tower_1")
     deadline = time.monotonic() + 60
     colours = None
     while time.monotonic() < deadline:
         page.wait_for_timeout(500)
         now = page.evaluate(COLOURS)
-        watched = [now.get(n) for n in ("w", "b", "global_step", "tower_0", "tower_1")]
-        if now == colours and "rectHatch" not in watched:
+        if now == colours and "rectHatch" not in (now.get("tower_0"), now.get("tower_1")):
             break
         colours = now
-    ps, tower0, tower1 = colours["w"], colours["tower_0"], colours["tower_1"]
-    assert colours["b"] == ps and colours["global_step"] == ps
+    hatched = {n for n in watched if colours.get(n) == "rectHatch"}
+    assert hatched <= set(_idle_groups(logdir)), (hatched, _idle_groups(logdir))
+    # TensorBoard gives an op that ran the device of its stats and leaves the
+    # others with the graph's requested device ("/job:ps/task:0", a separate
+    # legend entry): a variable's group, whose Assign and read did not run in
+    # the traced step, is a blend led by the ps's colour; GradientDescent and
+    # loss, which ran whole, show that colour alone.
+    variables = {colours[n] for n in ("w", "b", "global_step") if n not in hatched}
+    assert len(variables) <= 1, colours
+    ps = colours["GradientDescent"]
+    assert colours["loss"] == ps and all(v.startswith(ps) for v in variables), colours
+    tower0, tower1 = colours["tower_0"], colours["tower_1"]
     assert len({ps, tower0, tower1}) == 3, colours
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "tensorboard_graph_by_device.png"))
