@@ -21,7 +21,9 @@ Two budgets meet here:
   slower (9 ms instead of 0.09 ms: its threads spin-wait for a core).
 
 The BLAS switch goes through the library's own ``set_num_threads``, found with
-threadpoolctl once; it costs about a microsecond. Without threadpoolctl or an
+threadpoolctl once (numpy's OpenBLAS) or registered by the library's loader
+(minitf's own, :mod:`minitf.kernels.cpu.blas`, through :func:`add_blas`); it
+costs about a microsecond. Without threadpoolctl or an
 OpenBLAS, nothing changes. Nothing here imports Numba until a budget is set.
 """
 
@@ -47,6 +49,26 @@ def _blas():
                     found = []
                 _controllers = [(c, c.num_threads) for c in found]
     return _controllers
+
+
+def add_blas(set_num_threads, default):
+    """Also switch this BLAS (``set_num_threads(n)``; ``default`` threads when
+    unlimited) from now on."""
+    global _current
+
+    class _Controller:
+        def __init__(self):
+            self.set_num_threads = set_num_threads
+    controllers = _blas()
+    with _lock:
+        controllers.append((_Controller(), default))
+        _current = None
+
+
+def find_numpy_blas():
+    """Find numpy's BLAS now (before another OpenBLAS loads, so that
+    threadpoolctl does not count that one too)."""
+    _blas()
 
 
 def set_kernel_threads(n):

@@ -404,6 +404,29 @@ class Plan:
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, e))
 
+        def work_chain(i):
+            """Run node ``i`` in an inter-op pool thread, then, while the node
+            just run is the last thing an expensive successor waits for, that
+            successor too (:func:`_claim_successor`), as TF's executor threads
+            go on with a node they made ready: a chain of products stays on one
+            pool thread instead of waking the scheduler and another pool thread
+            per link.
+            Each node is reported as it finishes, with the successor it claimed."""
+            try:
+                while True:
+                    s = nodes[i]
+                    check(s)
+                    start = time.perf_counter()
+                    run_one(i, vals, contexts[s.device.name], dead)
+                    s.seconds = time.perf_counter() - start
+                    j = _claim_successor(nodes, pending, i)
+                    done.put(((i, j), None))
+                    if j is None:
+                        return
+                    i = j
+            except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
+                done.put((i, e))
+
         try:
             while True:
                 while ready:
@@ -416,7 +439,7 @@ class Plan:
                     if s.device.name != home or (s.expensive and (ready or busy[0])
                                                  and s.seconds >= HAND_OVER_SECONDS):
                         busy[0] += 1
-                        pool.submit(work, i)
+                        pool.submit(work_chain, i)
                         continue
                     check(s)
                     if s.expensive:
@@ -456,6 +479,16 @@ class Plan:
                         % remaining) from None
                 if exc is not None:
                     raise exc
+                if i.__class__ is tuple:   # from work_chain: (node, claimed successor)
+                    i, claimed = i
+                    if claimed is None:
+                        busy[0] -= 1
+                    remaining -= 1
+                    for j in nodes[i].successors:
+                        pending[j] -= 1
+                        if pending[j] == 0 and j != claimed:
+                            ready.append(j)
+                    continue
                 waiting.pop(i, None)
                 if not nodes[i].blocking:
                     busy[0] -= 1
@@ -547,6 +580,23 @@ def _may_overlap(nodes, measured=False):
             ancestors[j] |= mine
     ordered = sum(bin(ancestors[i]).count("1") for i in bit)
     return ordered < len(bit) * (len(bit) - 1) // 2
+
+
+def _claim_successor(nodes, pending, i):
+    """An expensive successor of just-run node ``i`` that waits for nothing
+    else, for the pool thread that ran ``i`` to run next, or None.
+
+    Called from that pool thread while the scheduler owns ``pending``: a count
+    only goes down, and ``i`` is not reported yet, so a successor whose count
+    reads 1 waits for ``i`` alone and nobody else can start it. (A count read
+    as 2 that is really 1 by now just means no claim: the scheduler runs it.)
+    Cheap ops go back to the scheduler, which runs them in its own thread;
+    blocking and asynchronous ops are the scheduler's too."""
+    for j in nodes[i].successors:
+        s = nodes[j]
+        if s.expensive and pending[j] == 1 and not s.blocking:
+            return j
+    return None
 
 
 def _known_small(s):

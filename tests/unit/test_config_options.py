@@ -14,6 +14,7 @@ import pytest
 import minitf.compat.v1 as tf
 from minitf.distributed.launcher import LocalCluster
 from minitf.kernels import threads
+from minitf.runtime import executor
 
 FULL = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
 
@@ -205,6 +206,51 @@ def test_independent_big_products_on_one_device_go_to_the_pool(width):
         assert ran["add"] == caller
     else:
         assert set(ran.values()) == {caller}
+
+
+def test_a_chain_of_products_stays_on_the_pool_thread_that_started_it(monkeypatch):
+    """The pool thread that finishes a product goes on with the next product
+    of its chain when that waits for nothing else (TF's executor threads do
+    the same), instead of reporting to the scheduler and waiting for it to
+    hand the next one over: each chain's later products are claimed by the
+    thread that ran the one before, and the cheap ops stay the caller's."""
+    caller = threading.get_ident() % 100000
+    claims = []
+
+    def claim(nodes, pending, i):
+        j = real_claim(nodes, pending, i)
+        claims.append((nodes[i].op.name, nodes[j].op.name if j is not None else None,
+                       threading.get_ident() % 100000))
+        return j
+    real_claim = executor._claim_successor
+    monkeypatch.setattr(executor, "_claim_successor", claim)
+    m = (np.arange(400 * 400, dtype=np.float32).reshape(400, 400) % 7 - 3) / 400
+    with tf.Graph().as_default():
+        ends = []
+        for chain in "ab":
+            x = tf.constant(m + (chain == "b"))
+            for k in range(3):
+                x = tf.matmul(x, m, name="%s%d" % (chain, k))
+            ends.append(tf.reduce_sum(x, name="sum_" + chain))
+        total = tf.add(ends[0], ends[1], name="total")
+        config = tf.ConfigProto(inter_op_parallelism_threads=2, intra_op_parallelism_threads=1)
+        with tf.Session(config=config) as sess:
+            sess.run(total)
+            sess.run(total)                 # both steps time the products
+            del claims[:]
+            md = tf.RunMetadata()
+            value = sess.run(total, options=FULL, run_metadata=md)
+    m64 = m.astype(np.float64)
+    expected = sum(float(np.sum((m64 + k) @ m64 @ m64 @ m64)) for k in (0, 1))
+    np.testing.assert_allclose(value, expected, rtol=1e-3)
+    ran = {ns.node_name: ns.thread_id for d in md.step_stats.dev_stats for ns in d.node_stats}
+    assert sorted((i, j) for i, j, _ in claims) == [
+        ("a0", "a1"), ("a1", "a2"), ("a2", None), ("b0", "b1"), ("b1", "b2"), ("b2", None)]
+    for chain in "ab":
+        threads_of_chain = {t for i, _, t in claims if i.startswith(chain)}
+        assert threads_of_chain == {ran[chain + "0"]} and caller not in threads_of_chain
+        assert ran[chain + "1"] == ran[chain + "2"] == ran[chain + "0"]
+    assert ran["sum_a"] == ran["sum_b"] == ran["total"] == caller
 
 
 def test_small_or_dependent_products_stay_in_the_callers_thread():

@@ -14,7 +14,7 @@ loop nests themselves live in one module per family:
 * :mod:`.reductions`  -- Sum/Prod/Max/Min and ArgMax/ArgMin over ``x[A, K, B]``;
 * :mod:`.scans`       -- Cumsum/Cumprod, running totals over ``x[A, K, B]``;
 * :mod:`.sorting`     -- TopKV2 and InTopKV2 over the rows of ``x[R, N]``;
-* :mod:`.matmul`      -- integer matmul (float matmul goes to BLAS via numpy);
+* :mod:`.matmul`      -- integer matmul (float products go to BLAS: :mod:`.blas`);
 * :mod:`.linalg`      -- triangular solves (inverse, det, Cholesky, solve: LAPACK
   via numpy);
 * :mod:`.nn`          -- softmax, log-softmax, the cross-entropy losses;
@@ -51,7 +51,7 @@ import numba
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
-from minitf.kernels.cpu import (conv as _conv, elementwise, linalg as _linalg,
+from minitf.kernels.cpu import (blas as _blas, conv as _conv, elementwise, linalg as _linalg,
                                 matmul as _matmul, nn as _nn, reductions as _reduce,
                                 scans as _scans, sorting as _sorting, vector_math)
 from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F401
@@ -516,8 +516,8 @@ def in_top_k(predictions, targets, k):
 def matmul(a, b, transpose_a=False, transpose_b=False):
     """``a @ b`` for 2-D operands, or batched (leading dims broadcast) for ndim >= 3.
 
-    float32/float64 go to BLAS through ``np.matmul`` (transposes stay views, so
-    BLAS reads them in place); half types multiply in float32. Integers use the
+    float32/float64 go to BLAS (:mod:`.blas`; transposes stay views, so BLAS
+    reads them in place); half types multiply in float32. Integers use the
     Numba kernel in :mod:`.matmul`.
     """
     a = np.asarray(a)
@@ -532,8 +532,9 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
         if cdtype is not dtype:
             a = a.astype(cdtype)
             b = b.astype(cdtype)
+        _blas.ready()
         use_threads_for(a.size * b.shape[-1])  # one BLAS thread for small products
-        return _as_array(np.matmul(a, b), dtype)
+        return _as_array(_blas.matmul(a, b), dtype)
     if _NATIVE_KIND.get(cdtype) != "i":
         raise TypeError("minitf cpu matmul does not support dtype %s" % dtype)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -825,7 +826,7 @@ def _gemm(a, b, out, transpose_a=False, transpose_b=False):
     """``out = op(a) @ op(b)`` (2-D) on the calling thread: single-threaded BLAS
     for floats (the chunks are the parallel items), the Numba loop nest for ints."""
     if out.dtype.kind == "f":
-        np.matmul(a.T if transpose_a else a, b.T if transpose_b else b, out=out)
+        _blas.gemm(a.T if transpose_a else a, b.T if transpose_b else b, out)
     else:
         out[...] = matmul(a, b, transpose_a, transpose_b)
     return out
@@ -890,6 +891,7 @@ class _Convolution:
         """``work(n0, m, buffer)`` for every chunk, over the kernel's threads; returns
         the results in chunk order."""
         chunks = self.chunks()
+        _blas.ready()
         use_threads_for(0)                 # BLAS: one thread per call (see above)
         threads = min(len(chunks), _chunk_threads())
         if threads <= 1 or self.n * self.rows_per_image * self.k < PARALLEL_MIN_SIZE:

@@ -1,0 +1,110 @@
+"""minitf's own BLAS (minitf/kernels/cpu/blas.py): the products it computes,
+the operand layouts it reads in place, and the kernels it loads."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from minitf.kernels.cpu import blas
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _operand(rng, rows, cols, dtype, how):
+    """A ``rows x cols`` operand laid out as ``how``: contiguous, a transposed
+    view, a row slice of a wider array, or a strided view BLAS cannot read."""
+    if how == "c":
+        return rng.standard_normal((rows, cols)).astype(dtype)
+    if how == "t":
+        return rng.standard_normal((cols, rows)).astype(dtype).T
+    if how == "wide":
+        return rng.standard_normal((rows, cols + 3)).astype(dtype)[:, 1:cols + 1]
+    return rng.standard_normal((rows, 2 * cols)).astype(dtype)[:, ::2]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("how_a", ["c", "t", "wide", "strided"])
+@pytest.mark.parametrize("how_b", ["c", "t", "wide", "strided"])
+def test_gemm_matches_numpy_for_every_layout(dtype, how_a, how_b):
+    rng = np.random.default_rng(1)
+    a = _operand(rng, 7, 5, dtype, how_a)
+    b = _operand(rng, 5, 3, dtype, how_b)
+    out = blas.gemm(a, b)
+    assert out.dtype == dtype and out.shape == (7, 3) and out.flags.c_contiguous
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
+
+
+def test_gemm_writes_into_the_given_rows():
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((4, 6)).astype(np.float32), \
+        rng.standard_normal((6, 5)).astype(np.float32)
+    big = np.full((10, 5), 7.0, np.float32)
+    assert blas.gemm(a, b, big[3:7]) is not None
+    np.testing.assert_allclose(big[3:7], a @ b, rtol=1e-5)
+    assert (big[:3] == 7).all() and (big[7:] == 7).all()
+
+
+@pytest.mark.parametrize("shape", [(0, 4, 3), (3, 0, 4), (3, 4, 0), (1, 1, 1), (1, 9, 1)])
+def test_gemm_edge_shapes(shape):
+    m, k, n = shape
+    a = np.ones((m, k), np.float32)
+    b = np.ones((k, n), np.float32)
+    out = blas.gemm(a, b)
+    assert out.shape == (m, n)
+    assert (out == k).all()
+
+
+def test_batched_matmul_broadcasts_as_numpy():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3, 40, 30)).astype(np.float32)
+    b = rng.standard_normal((3, 30, 50)).astype(np.float32)     # 60k multiply-adds each
+    out = blas.matmul(a, b)
+    assert out.shape == (2, 3, 40, 50)
+    np.testing.assert_allclose(out, np.matmul(a, b), rtol=1e-4, atol=1e-4)
+    small = blas.matmul(a[..., :4, :4], b[..., :4, :4])          # below BATCH_MIN_PRODUCT
+    np.testing.assert_allclose(small, np.matmul(a[..., :4, :4], b[..., :4, :4]), rtol=1e-5)
+
+
+def test_coretype_follows_the_cpu_and_minitf_variable_not_openblas_variable():
+    avx512 = set(blas.SKYLAKEX_FLAGS) | {"avx2", "fma"}
+    assert blas.coretype(avx512, {}) == "SkylakeX"
+    assert blas.coretype(avx512, {"OPENBLAS_CORETYPE": "Haswell"}) == "SkylakeX"
+    assert blas.coretype({"avx2", "fma", "avx512f"}, {}) is None   # not all four subsets
+    assert blas.coretype(avx512, {"MINITF_BLAS_CORETYPE": "Haswell"}) == "Haswell"
+
+
+def _status_in_new_process(**env):
+    code = ("import json, os, numpy as np; from minitf.kernels.cpu import blas; "
+            "out = blas.gemm(np.eye(3, dtype=np.float32), np.ones((3, 2), np.float32)); "
+            "print(json.dumps([blas.status(), os.environ.get('OPENBLAS_CORETYPE'), "
+            "out.tolist()]))")
+    full = dict(os.environ, PYTHONPATH=REPO, **env)
+    for k, v in list(full.items()):
+        if v is None:
+            del full[k]
+    out = subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                         text=True, timeout=60, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.skipif(not blas.SKYLAKEX_FLAGS[0] in blas.cpu_flags(),
+                    reason="this CPU has no AVX-512")
+def test_loads_avx512_kernels_and_leaves_the_environment_as_it_was():
+    pytest.importorskip("scipy_openblas32")
+    (loaded, why), env_after, out = _status_in_new_process(OPENBLAS_CORETYPE="Haswell")
+    assert loaded and "SkylakeX kernels" in why, why
+    assert env_after == "Haswell"            # put back for numpy and child processes
+    assert out == [[1.0, 1.0]] * 3
+    (loaded, why), _, _ = _status_in_new_process(MINITF_BLAS_CORETYPE="Haswell")
+    assert loaded and "Haswell kernels (MINITF_BLAS_CORETYPE)" in why, why
+
+
+def test_minitf_blas_numpy_opts_out():
+    (loaded, why), _, out = _status_in_new_process(MINITF_BLAS="numpy")
+    assert not loaded and "MINITF_BLAS=numpy" in why
+    assert out == [[1.0, 1.0]] * 3
