@@ -350,9 +350,17 @@ def _sum_to_shape_as_tf(op, nd):
 #: A minitf op that gradients use when shapes are only known at run time: the
 #: gradient of a broadcast input is summed back to that input's run-time shape.
 #: (TF builds Shape, BroadcastGradientArgs, Sum and Reshape; GraphDefs get those.)
+def _sum_to_shape_grad(op, grad):
+    """Summing down is undone by broadcasting back up: ``grad`` (of the
+    summed shape) added onto zeros of the input's shape. (A second-order
+    gradient through a broadcasting op comes here.)"""
+    return [zeros_like(op.inputs[0]) + grad, None]
+
+
 SUM_TO_SHAPE = declare(OpDef("SumToShape", inputs=("grad", "shape"), attrs=("T",),
                              devices=EVERY_DEVICE, kernel=_sum_to_shape_kernel,
-                             host_memory_inputs=(1,), to_tf=_sum_to_shape_as_tf))
+                             gradient=_sum_to_shape_grad, host_memory_inputs=(1,),
+                             to_tf=_sum_to_shape_as_tf))
 
 
 def sum_to_shape(grad, shape_tensor, static_shape):

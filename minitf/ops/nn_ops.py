@@ -34,11 +34,28 @@ def _relu_cuda(x):
     return x if (x > 0 or x != x) else 0.0
 
 
+def _relu_grad_scalar(g, x):
+    """ReluGrad(gradients, features): TF's ``gradients * (features > 0)``, so an
+    infinite or NaN gradient where ``features <= 0`` gives NaN, as there."""
+    return g if x > 0 else g * 0
+
+
 def _relu_grad(op, grad):
-    x = op.inputs[0]
-    return [array_ops.where(x > 0, grad, array_ops.zeros_like(grad))]
+    """TF masks with the Relu's output (positive exactly where its input is)."""
+    return [math_ops._binary(RELU_GRAD, grad, op.outputs[0], "ReluGrad")]
 
 
+def _relu_grad_grad(op, grad):
+    """TF's gradient of ReluGrad: the same mask on the incoming gradient, and
+    nothing for the features (the mask is flat)."""
+    x = op.inputs[1]
+    return [math_ops._binary(RELU_GRAD, grad, x, "ReluGrad"), array_ops.zeros_like(x)]
+
+
+RELU_GRAD = binary_op("ReluGrad", _relu_grad_scalar,
+                      lambda g, x: g * (x > 0).astype(g.dtype),
+                      inputs=("gradients", "features"), gradient=_relu_grad_grad,
+                      domain=[(-10, 10), (-5, 5)])
 RELU = unary_op("Relu", _relu, lambda x: np.maximum(x, np.zeros((), x.dtype)), cuda=_relu_cuda,
                 fusion="{x} if ({x} > zero or {x} != {x}) else zero", gradient=_relu_grad,
                 inputs=("features",))
