@@ -92,21 +92,36 @@ def _keepdims_grad(op, grad):
     return array_ops.reshape(grad, kept)
 
 
+def _tiled_grad(op, grad):
+    """The output gradient copied back over the reduced axes: TF's Reshape
+    then Tile when the input's shape is known, else a broadcast multiply by
+    ones of the input's run-time shape (None, None when not static)."""
+    xd = _static(op.inputs[0].shape)
+    axes = _reduced_axes(op)
+    kept = _keepdims_grad(op, grad)
+    if xd is None or axes is None:
+        return kept * array_ops.ones_like(op.inputs[0]), None
+    multiples = [d if i in axes else 1 for i, d in enumerate(xd)]
+    return array_ops.tile(kept, multiples), axes
+
+
 def _sum_grad(op, grad):
-    return _keepdims_grad(op, grad) * array_ops.ones_like(op.inputs[0]), None
+    return _tiled_grad(op, grad)[0], None
 
 
 def _mean_grad(op, grad):
+    """TF's: the Sum gradient divided by how many elements each output averaged
+    (a constant when the input's shape is known)."""
     x = op.inputs[0]
-    xd = _static(x.shape)
-    axes = _reduced_axes(op)
-    if xd is not None and axes is not None:
+    tiled, axes = _tiled_grad(op, grad)
+    if axes is not None:
+        xd = _static(x.shape)
         count = float(np.prod([xd[a] for a in axes])) if axes else 1.0
-        scale = constant(1.0 / max(count, 1.0), dtype=grad.dtype.base_dtype)
-    else:
-        scale = math_ops.cast(array_ops.size(op.outputs[0]), grad.dtype) / \
-            math_ops.cast(array_ops.size(x), grad.dtype)
-    return _keepdims_grad(op, grad) * array_ops.ones_like(x) * scale, None
+        return math_ops.truediv(tiled, constant(max(count, 1.0),
+                                                dtype=grad.dtype.base_dtype)), None
+    scale = math_ops.cast(array_ops.size(op.outputs[0]), grad.dtype) / \
+        math_ops.cast(array_ops.size(x), grad.dtype)
+    return tiled * scale, None
 
 
 def _min_or_max_grad(op, grad):

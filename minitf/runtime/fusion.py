@@ -20,7 +20,8 @@ all axes (Sum/Mean/Max/Min: :data:`REDUCTIONS`, by the backend's reduction
 kind). At run time the fused kernel needs its array inputs to have one shape
 (0-d/one-element inputs are scalars); anything else (broadcasting, a partial
 reduction) falls back to running the original ops one by one, so fusion never
-changes a result.
+changes a result. A chain whose inputs' static shapes already differ (a bias
+added to a batch) is not fused at all: it would always fall back.
 
 The loop is generated as Python **source** and imported through
 ``minitf/kernels/generated.py`` (folder ``minitf_fused`` in the Numba cache
@@ -125,8 +126,30 @@ def fuse_nodes(nodes, fetch_slots, feeds):
         if len(idx) == 1:
             out.append(s)
             continue
-        out.append(_fused_node([nodes[k] for k in idx]))
+        chain = [nodes[k] for k in idx]
+        if _always_falls_back(chain):
+            out.extend(chain)
+            continue
+        out.append(_fused_node(chain))
     return out
+
+
+def _always_falls_back(chain):
+    """Whether the chain's outside inputs have two different static shapes
+    (neither a single element): a broadcast, such as a bias added to a batch,
+    which the fused loop never takes (it would run the ops one by one through
+    its fallback, slower than leaving them unfused)."""
+    inside = {s.out_base for s in chain}
+    shapes = set()
+    for s in chain:
+        operands = s.op._inputs[:1] if s.op.op_def in REDUCTIONS else s.op._inputs
+        for slot, t in zip(s.inputs, operands):
+            if slot in inside:
+                continue
+            shape = t.shape
+            if shape.is_fully_defined() and shape.num_elements() != 1:
+                shapes.add(tuple(shape.as_list()))
+    return len(shapes) > 1
 
 
 def _fused_node(chain):
