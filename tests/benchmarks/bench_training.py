@@ -125,7 +125,11 @@ def worker(engine, cluster, task, compression, seconds, sync):
             sess.run(train, {x: xs, y: ys})
         first = sess.run(step)
         start = time.perf_counter()
-        while time.perf_counter() - start < seconds:
+        # sync: the chief's step needs both workers' gradients, so the other
+        # worker never stops by itself (if it left first, the chief's last step
+        # would wait for ever); the parent kills it once the chief has counted.
+        keep_going = sync and task != 0
+        while keep_going or time.perf_counter() - start < seconds:
             sess.run(train, {x: xs, y: ys})
         print(json.dumps({"first": int(first), "last": int(sess.run(step)),
                           "seconds": time.perf_counter() - start}), flush=True)
