@@ -10,6 +10,8 @@ Each op is a row of the op table (``minitf/framework/op_def.py``) next to the
 ``tf.*`` function that builds it and checks its static shape.
 """
 
+import math
+
 import numpy as np
 
 from minitf.framework import dtypes, errors, graph_def
@@ -108,8 +110,8 @@ RANK = declare(OpDef("Rank", inputs=("input",), attrs=("T",), gradient=NOT_DIFFE
 def _reshape_kernel(op, backend):
     def compute(ctx, inputs):
         x, shape = inputs
-        shape = [int(d) for d in shape]
-        known = int(np.prod([d for d in shape if d != -1])) if shape else 1
+        shape = np.asarray(shape).reshape(-1).tolist()    # Python ints, quickly
+        known = math.prod(d for d in shape if d != -1)
         if -1 in shape and (known == 0 or x.size % known):
             raise errors.InvalidArgumentError(
                 None, None, "Input to reshape is a tensor with %d values, but the requested "
