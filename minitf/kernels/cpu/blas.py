@@ -9,10 +9,10 @@ same bytes with a different flag (:func:`_layout`).
 Why minitf loads a BLAS of its own. numpy's wheels ship OpenBLAS built for
 many CPUs at once (``DYNAMIC_ARCH``): when the library loads it reads the
 CPU's identity and picks the kernels written for it, unless the environment
-variable ``OPENBLAS_CORETYPE`` names others. Machines are set up with it to
-keep results identical across a fleet, or to avoid AVX-512's clock
-penalties; this project's build machines set ``OPENBLAS_CORETYPE=Haswell``
-(256-bit AVX2 kernels) on AMD Zen 5 CPUs that run AVX-512, and there a
+variable ``OPENBLAS_CORETYPE`` names others. Some machines set it for every
+process (one set of kernels, and so one set of rounding, across different
+CPUs, for instance); this project's build machines set ``OPENBLAS_CORETYPE=Haswell``
+(256-bit AVX2 kernels) on AMD EPYC CPUs that run AVX-512, and there a
 product runs at half speed: a 400x400 float32 product takes 1.03 ms on one
 core with "Haswell", 0.54 ms with "SkylakeX" (OpenBLAS's AVX-512 kernels),
 1.9x. TF's CPU kernels (oneDNN, Eigen) and minitf's Numba kernels are
@@ -35,7 +35,7 @@ kernels of :func:`coretype`:
 
 It loads on the first product, not at import. Without the wheel (or on a
 platform where it cannot load) every product goes to ``np.matmul``: the same
-numbers, numpy's speed. :func:`status` says which, and why.
+results up to rounding (other kernels add in another order), numpy's speed. :func:`status` says which, and why.
 
 Threads: the library has a thread pool of its own. :func:`set_threads` sets
 how many threads a product may use; :mod:`minitf.kernels.threads` calls it
