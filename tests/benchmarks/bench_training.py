@@ -148,6 +148,7 @@ def cluster_steps_per_second(engine, compression="", sync=False):
                                  job, str(i)], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
                for job in ("ps", "worker") for i in range(len(cluster[job]))]
+    workers = []
     try:
         wait_for_ports(cluster["ps"] + cluster["worker"])
         workers = [subprocess.Popen([python, __file__, "--worker", engine, json.dumps(cluster),
@@ -168,9 +169,10 @@ def cluster_steps_per_second(engine, compression="", sync=False):
         steps = max(o["last"] for o in outs) - min(o["first"] for o in outs)
         return steps / max(o["seconds"] for o in outs)
     finally:
-        for s in servers:
-            s.kill()
-            s.wait()
+        for p in workers + servers:     # a worker too, if the run failed or timed out
+            if p.poll() is None:
+                p.kill()
+            p.wait()
 
 
 def main():
