@@ -51,17 +51,13 @@ def _blas():
     return _controllers
 
 
-def add_blas(set_num_threads, default):
-    """Also switch this BLAS (``set_num_threads(n)``; ``default`` threads when
-    unlimited) from now on."""
+def add_blas(controller, default):
+    """Also switch this BLAS from now on: ``controller.set_num_threads(n)``, as
+    threadpoolctl's controllers have it; ``default`` threads when unlimited."""
     global _current
-
-    class _Controller:
-        def __init__(self):
-            self.set_num_threads = set_num_threads
     controllers = _blas()
     with _lock:
-        controllers.append((_Controller(), default))
+        controllers.append((controller, default))
         _current = None
 
 

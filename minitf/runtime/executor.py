@@ -365,13 +365,13 @@ class Plan:
 
             def finish(outs, exc):
                 if exc is not None:
-                    done.put((i, annotate(exc, s.op, s.device)))
+                    done.put((i, None, annotate(exc, s.op, s.device)))
                     return
                 if s.n_out:
                     vals[s.out_base:s.out_end] = outs
                 if trace is not None:
                     trace.record(s, start, time.time_ns() // 1000, outs, None)
-                done.put((i, None))
+                done.put((i, None, None))
             waiting[i] = s.op.name
             what = s.begin(contexts[s.device.name], ins, finish)
             if not what:
@@ -394,24 +394,13 @@ class Plan:
                     nodes[i].op, nodes[i].device)
 
         def work(i):
-            s = nodes[i]
-            try:
-                check(s)
-                start = time.perf_counter()
-                run_one(i, vals, contexts[s.device.name], dead)
-                s.seconds = time.perf_counter() - start
-                done.put((i, None))
-            except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
-                done.put((i, e))
-
-        def work_chain(i):
-            """Run node ``i`` in an inter-op pool thread, then, while the node
-            just run is the last thing an expensive successor waits for, that
-            successor too (:func:`_claim_successor`), as TF's executor threads
-            go on with a node they made ready: a chain of products stays on one
+            """Run node ``i`` in a pool thread, then, while the node just run
+            is the last thing an expensive successor waits for, that successor
+            too (:func:`_claim_successor`), as TF's executor threads go on with
+            a node they made ready: a chain of products stays on one inter-op
             pool thread instead of waking the scheduler and another pool thread
-            per link.
-            Each node is reported as it finishes, with the successor it claimed."""
+            per link. (A blocking op's thread claims nothing.) Each node is
+            reported as it finishes, ``(node, claimed successor, error)``."""
             try:
                 while True:
                     s = nodes[i]
@@ -419,13 +408,13 @@ class Plan:
                     start = time.perf_counter()
                     run_one(i, vals, contexts[s.device.name], dead)
                     s.seconds = time.perf_counter() - start
-                    j = _claim_successor(nodes, pending, i)
-                    done.put(((i, j), None))
+                    j = None if s.blocking else _claim_successor(nodes, pending, i)
+                    done.put((i, j, None))
                     if j is None:
                         return
                     i = j
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
-                done.put((i, e))
+                done.put((i, None, e))
 
         try:
             while True:
@@ -439,7 +428,7 @@ class Plan:
                     if s.device.name != home or (s.expensive and (ready or busy[0])
                                                  and s.seconds >= HAND_OVER_SECONDS):
                         busy[0] += 1
-                        pool.submit(work_chain, i)
+                        pool.submit(work, i)
                         continue
                     check(s)
                     if s.expensive:
@@ -463,12 +452,12 @@ class Plan:
                 timeout = step.time_left()
                 try:
                     if waiting:
-                        i, exc = done.get(timeout=ASYNC_POLL if timeout is None
+                        i, claimed, exc = done.get(timeout=ASYNC_POLL if timeout is None
                                           else min(ASYNC_POLL, max(timeout, 0)))
                     elif timeout is None:
-                        i, exc = done.get()
+                        i, claimed, exc = done.get()
                     else:
-                        i, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
+                        i, claimed, exc = done.get(timeout=max(timeout, 0) + DEADLINE_GRACE)
                 except queue.Empty:
                     if waiting:
                         give_up_waiting()
@@ -479,23 +468,13 @@ class Plan:
                         % remaining) from None
                 if exc is not None:
                     raise exc
-                if i.__class__ is tuple:   # from work_chain: (node, claimed successor)
-                    i, claimed = i
-                    if claimed is None:
-                        busy[0] -= 1
-                    remaining -= 1
-                    for j in nodes[i].successors:
-                        pending[j] -= 1
-                        if pending[j] == 0 and j != claimed:
-                            ready.append(j)
-                    continue
                 waiting.pop(i, None)
-                if not nodes[i].blocking:
-                    busy[0] -= 1
+                if claimed is None and not nodes[i].blocking:
+                    busy[0] -= 1          # the pool thread's run of nodes ended here
                 remaining -= 1
                 for j in nodes[i].successors:
                     pending[j] -= 1
-                    if pending[j] == 0:
+                    if pending[j] == 0 and j != claimed:   # a claimed one runs already
                         ready.append(j)
         except BaseException:
             # Cancel the rest: blocking kernels watch this flag; ops not yet

@@ -35,7 +35,8 @@ kernels of :func:`coretype`:
 
 It loads on the first product, not at import. Without the wheel (or on a
 platform where it cannot load) every product goes to ``np.matmul``: the same
-results up to rounding (other kernels add in another order), numpy's speed. :func:`status` says which, and why.
+results up to rounding (other kernels add in another order), numpy's speed.
+:func:`status` says which, and why.
 
 Threads: the library has a thread pool of its own. :func:`set_threads` sets
 how many threads a product may use; :mod:`minitf.kernels.threads` calls it
@@ -98,7 +99,7 @@ class _Library:
     """The loaded OpenBLAS: its two products and its thread switch."""
 
     def __init__(self, dll):
-        ptr, i, c_int = ctypes.c_void_p, ctypes.c_int, ctypes.c_int
+        ptr, i = ctypes.c_void_p, ctypes.c_int
         self.sgemm = dll.scipy_cblas_sgemm
         self.sgemm.argtypes = [i] * 6 + [ctypes.c_float, ptr, i, ptr, i, ctypes.c_float, ptr, i]
         self.sgemm.restype = None
@@ -107,13 +108,12 @@ class _Library:
                                          ptr, i]
         self.dgemm.restype = None
         self.set_num_threads = dll.scipy_openblas_set_num_threads
-        self.set_num_threads.argtypes = [c_int]
+        self.set_num_threads.argtypes = [i]
         self.set_num_threads.restype = None
-        dll.scipy_openblas_get_num_threads.restype = c_int
+        dll.scipy_openblas_get_num_threads.restype = i
         self.default_threads = int(dll.scipy_openblas_get_num_threads())
         dll.scipy_openblas_get_corename.restype = ctypes.c_char_p
         self.core = dll.scipy_openblas_get_corename().decode()
-        self.threads = self.default_threads
 
 
 def _library_path():
@@ -162,12 +162,15 @@ def _load():
             os.environ.pop("OPENBLAS_CORETYPE", None)
             if before is not None:
                 os.environ["OPENBLAS_CORETYPE"] = before
+        if os.environ.get("MINITF_BLAS_CORETYPE"):
+            chosen_by = "MINITF_BLAS_CORETYPE"
+        elif core:
+            chosen_by = "chosen for this CPU's instructions"
+        else:
+            chosen_by = "picked by the library"
         _lib = lib
-        _why = "minitf's OpenBLAS, %s kernels (%s)" % (
-            lib.core, "chosen for this CPU's instructions" if core and not os.environ.get(
-                "MINITF_BLAS_CORETYPE") else "MINITF_BLAS_CORETYPE" if core
-            else "picked by the library")
-        threads.add_blas(set_threads, lib.default_threads)
+        _why = "minitf's OpenBLAS, %s kernels (%s)" % (lib.core, chosen_by)
+        threads.add_blas(lib, lib.default_threads)
         return _lib
 
 
@@ -183,11 +186,11 @@ def status():
 
 
 def set_threads(n):
-    """Products may use ``n`` threads (the library's own pool)."""
-    lib = _lib
-    if lib and lib.threads != n:
-        lib.set_num_threads(int(n))
-        lib.threads = n
+    """Products may use ``n`` threads (the library's own pool). The kernels
+    switch it through :mod:`minitf.kernels.threads`, which skips a switch to
+    the count already set."""
+    if _lib:
+        _lib.set_num_threads(int(n))
 
 
 def _layout(x):
