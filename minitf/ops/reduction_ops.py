@@ -95,27 +95,27 @@ def _keepdims_grad(op, grad):
 def _tiled_grad(op, grad):
     """The output gradient copied back over the reduced axes: TF's Reshape
     then Tile when the input's shape is known, else a broadcast multiply by
-    ones of the input's run-time shape (None, None when not static)."""
+    ones of the input's run-time shape."""
     xd = _static(op.inputs[0].shape)
     axes = _reduced_axes(op)
     kept = _keepdims_grad(op, grad)
     if xd is None or axes is None:
-        return kept * array_ops.ones_like(op.inputs[0]), None
-    multiples = [d if i in axes else 1 for i, d in enumerate(xd)]
-    return array_ops.tile(kept, multiples), axes
+        return kept * array_ops.ones_like(op.inputs[0])
+    return array_ops.tile(kept, [d if i in axes else 1 for i, d in enumerate(xd)])
 
 
 def _sum_grad(op, grad):
-    return _tiled_grad(op, grad)[0], None
+    return _tiled_grad(op, grad), None
 
 
 def _mean_grad(op, grad):
     """TF's: the Sum gradient divided by how many elements each output averaged
     (a constant when the input's shape is known)."""
     x = op.inputs[0]
-    tiled, axes = _tiled_grad(op, grad)
-    if axes is not None:
-        xd = _static(x.shape)
+    xd = _static(x.shape)
+    axes = _reduced_axes(op)
+    tiled = _tiled_grad(op, grad)
+    if xd is not None and axes is not None:
         count = float(np.prod([xd[a] for a in axes])) if axes else 1.0
         return math_ops.truediv(tiled, constant(max(count, 1.0),
                                                 dtype=grad.dtype.base_dtype)), None

@@ -83,6 +83,11 @@ def _reduction(s):
             and _dtype(op) in DTYPES and not op._control_inputs)
 
 
+def _operands(s):
+    """How many of node ``s``'s inputs are computed on (a reduction's axes are not)."""
+    return 1 if s.op.op_def in REDUCTIONS else len(s.inputs)
+
+
 def fuse_nodes(nodes, fetch_slots, feeds):
     """Return ``nodes`` with every fusible chain replaced by one fused node."""
     uses = {}
@@ -102,8 +107,7 @@ def fuse_nodes(nodes, fetch_slots, feeds):
         tail = _fusible(s) or _reduction(s)
         if not tail:
             continue
-        inputs = s.inputs[:1] if _reduction(s) else s.inputs
-        for slot in inputs:
+        for slot in s.inputs[:_operands(s)]:
             j = producer.get(slot)
             if j is None:
                 continue
@@ -142,8 +146,7 @@ def _always_falls_back(chain):
     inside = {s.out_base for s in chain}
     shapes = set()
     for s in chain:
-        operands = s.op._inputs[:1] if s.op.op_def in REDUCTIONS else s.op._inputs
-        for slot, t in zip(s.inputs, operands):
+        for slot, t in zip(s.inputs[:_operands(s)], s.op._inputs):
             if slot in inside:
                 continue
             shape = t.shape
@@ -159,8 +162,7 @@ def _fused_node(chain):
         produced[s.out_base] = m
     external = []        # slots read from outside the chain
     for s in chain:
-        operands = s.inputs[:1] if s.op.op_def in REDUCTIONS else s.inputs
-        for slot in operands:
+        for slot in s.inputs[:_operands(s)]:
             if slot not in produced and slot not in external:
                 external.append(slot)
     axes_slot = tail.inputs[1] if tail.op.op_def in REDUCTIONS else None
