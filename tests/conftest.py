@@ -3,6 +3,12 @@ one area needs belong in that area's own conftest.py."""
 import os
 from pathlib import Path
 
+# Kernels switch to their threaded loops from 8M elements by default
+# (minitf/kernels/cpu/compile.py says why). The suite lowers that to 64K, so
+# that both loops of every kernel are tested on arrays the parity examples can
+# afford; processes the tests start inherit it.
+os.environ.setdefault("MINITF_PARALLEL_MIN_SIZE", str(1 << 16))
+
 _DEFAULT_ORACLE = Path.home() / ".cache" / "minitf" / "tf-venv" / "bin" / "python"
 
 

@@ -27,8 +27,9 @@ from minitf.framework.op_def import BACKEND, Elementwise, OpDef, declare
 __all__ = ["unary_op", "binary_op", "unary_kernel", "binary_kernel", "dims_text",
            "FLOAT_NAMES", "NUMBER_NAMES", "BIG"]
 
-#: Examples use arrays this large to reach the multi-threaded CPU kernels
-#: (minitf.kernels.cpu.compile.PARALLEL_MIN_SIZE is 65536).
+#: Examples use arrays this large to reach the multi-threaded CPU kernels when
+#: minitf.kernels.cpu.compile.PARALLEL_MIN_SIZE is 65536, as the test suite
+#: sets it (tests/conftest.py).
 BIG = (1 << 16) + 3
 
 

@@ -317,15 +317,17 @@ class Plan:
         inter-op pool, so devices overlap. On the home device too, an
         expensive op (a product, a convolution: ``OpDef.expensive``) whose
         kernel took at least HAND_OVER_SECONDS last time goes to the
-        inter-op pool while other ops are ready or running there, as in
-        TF's executor (which also learns its kernels' costs as it runs them
-        and keeps cheap ones inline): two independent matrix
-        products of one device then run at once, each kernel within the
-        session's ``intra_op_parallelism_threads``, and two chains of them
-        each keep a pool thread busy while the caller runs the cheap ops in
-        between. A product with nothing beside it runs here, so a single
-        chain never pays for a hand-over. A finished pool op comes back
-        through ``done``; the caller waits there only when nothing is ready.
+        inter-op pool when another op is ready beside it, as in TF's
+        executor (which also learns its kernels' costs as it runs them, keeps
+        cheap ones inline and runs the last ready op in its own thread): two
+        independent matrix products of one device then run at once, each
+        kernel within the session's ``intra_op_parallelism_threads``. The
+        last one ready runs here, so two chains of products take one pool
+        thread and the caller (one thread to wake per step, not two: on the
+        build machines waking a thread on an idle core costs up to 100 us),
+        and a single chain never pays for a hand-over. A finished pool op
+        comes back through ``done``; the caller waits there only when nothing
+        is ready.
         """
         nodes = self.nodes
         pool, blocking_pool = self._pools.get()
@@ -416,6 +418,21 @@ class Plan:
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, None, e))
 
+        def finished(i, claimed, exc):
+            """Node ``i`` finished on a thread (``claimed``: the successor that
+            thread went on with): its successors may now be ready."""
+            nonlocal remaining
+            if exc is not None:
+                raise exc
+            waiting.pop(i, None)
+            if claimed is None and not nodes[i].blocking:
+                busy[0] -= 1          # the pool thread's run of nodes ended here
+            remaining -= 1
+            for j in nodes[i].successors:
+                pending[j] -= 1
+                if pending[j] == 0 and j != claimed:   # a claimed one runs already
+                    ready.append(j)
+
         try:
             while True:
                 while ready:
@@ -425,15 +442,33 @@ class Plan:
                         if s.begin is None or not begin(i):
                             blocking_pool.submit(work, i)
                         continue
-                    if s.device.name != home or (s.expensive and (ready or busy[0])
-                                                 and s.seconds >= HAND_OVER_SECONDS):
-                        busy[0] += 1
+                    other = s.device.name != home
+                    if other and not s.expensive and (s.seconds == 0.0
+                                                      or s.seconds >= HAND_OVER_SECONDS):
+                        busy[0] += 1      # another device's op, long or not yet timed
                         pool.submit(work, i)
                         continue
+                    if s.expensive and s.seconds >= HAND_OVER_SECONDS:
+                        # Before the caller is tied up for a while, see what
+                        # the ops finished meanwhile have made ready. Another
+                        # long op ready beside this one: this one goes to the
+                        # pool. Only quick ones: they go first, then this one.
+                        while True:
+                            try:
+                                finished(*done.get_nowait())
+                            except queue.Empty:
+                                break
+                        if any(nodes[j].seconds >= HAND_OVER_SECONDS for j in ready):
+                            busy[0] += 1
+                            pool.submit(work, i)
+                            continue
+                        if ready:
+                            ready.append(i)
+                            continue
                     check(s)
-                    if s.expensive:
+                    if s.expensive or other:
                         start = time.perf_counter()
-                        run_one(i, vals, contexts[home], dead)
+                        run_one(i, vals, contexts[s.device.name], dead)
                         s.seconds = time.perf_counter() - start
                     else:
                         run_one(i, vals, contexts[home], dead)
@@ -466,16 +501,7 @@ class Plan:
                         None, None, "Timed out waiting for the step to finish: the deadline "
                         "passed while ops were still running or blocked (%d not done)"
                         % remaining) from None
-                if exc is not None:
-                    raise exc
-                waiting.pop(i, None)
-                if claimed is None and not nodes[i].blocking:
-                    busy[0] -= 1          # the pool thread's run of nodes ended here
-                remaining -= 1
-                for j in nodes[i].successors:
-                    pending[j] -= 1
-                    if pending[j] == 0 and j != claimed:   # a claimed one runs already
-                        ready.append(j)
+                finished(i, claimed, exc)
         except BaseException:
             # Cancel the rest: blocking kernels watch this flag; ops not yet
             # started see it and stop. Their late results are discarded.
@@ -525,9 +551,10 @@ class Plan:
 
 #: How long an expensive kernel must have run (its last run) for the executor
 #: to hand it to a pool thread when something else is ready: a hand-over and
-#: the wake-up cost tens of microseconds, so only kernels several times that
-#: long gain from running beside another (a 400x400 float32 product takes
-#: about 2 ms on one core; an MLP's 256x64 by 64x128 product 0.05 ms).
+#: the wake-up cost tens of microseconds (up to 100 on the build machines), so
+#: only kernels several times that long gain from running beside another (a
+#: 400x400 float32 product takes 0.55 ms on one core; an MLP's 256x64 by
+#: 64x128 product 0.025 ms).
 HAND_OVER_SECONDS = 250e-6
 
 #: Static input elements below which an expensive op is never worth a thread

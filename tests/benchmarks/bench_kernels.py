@@ -10,6 +10,11 @@ matmul, 10000x1000 softmax) next to numpy's, and their ratio (minitf / numpy:
 below 1 means minitf is faster). Kernels are compiled (or loaded from the
 cache) before timing, and the two sides are timed alternately, call by call,
 so that a burst of load from another process hits both.
+
+``--threaded`` instead times four kernels (Relu, Mul, Tanh, Sum) with their
+threaded loop and with their serial loop at sizes from 256K to 10M elements,
+the measurement behind ``PARALLEL_MIN_SIZE``'s default
+(minitf/kernels/cpu/compile.py).
 """
 
 import os
@@ -123,7 +128,40 @@ def extreme_cases(x32):
     return out
 
 
+def threaded_against_serial():
+    """Each kernel's threaded loop against its serial loop, timed alternately
+    (``cpu.PARALLEL_MIN_SIZE`` switched between 1 and "never")."""
+    relu, mul, tanh = lookup("Relu"), lookup("Mul"), lookup("Tanh")
+    rng = np.random.default_rng(0)
+    print("threaded / serial, median ms (numba threads: %d)"
+          % __import__("numba").get_num_threads())
+    print("%-12s %16s %16s %16s %16s" % ("elements", "Relu", "Mul", "Tanh", "Sum"))
+    for size in (1 << 18, 1 << 20, 1 << 22, N):
+        x = rng.standard_normal(size).astype(np.float32)
+        y = rng.standard_normal(size).astype(np.float32)
+        cells = []
+        for fn in (lambda: cpu.unary(relu, x), lambda: cpu.binary(mul, x, y),
+                   lambda: cpu.unary(tanh, x), lambda: cpu.reduce("sum", x, (0,), False)):
+            saved = cpu.PARALLEL_MIN_SIZE
+
+            def threaded(fn=fn):
+                cpu.PARALLEL_MIN_SIZE = 1
+                fn()
+
+            def serial(fn=fn):
+                cpu.PARALLEL_MIN_SIZE = 1 << 62
+                fn()
+            try:
+                cells.append("%.3f / %.3f" % median_ms(threaded, serial))
+            finally:
+                cpu.PARALLEL_MIN_SIZE = saved
+        print("%-12s %16s %16s %16s %16s" % ("{:,}".format(size), *cells))
+
+
 def main():
+    if sys.argv[1:] == ["--threaded"]:
+        threaded_against_serial()
+        return
     print("numba threads: %s   (PARALLEL_MIN_SIZE = %d)" % (
         __import__("numba").get_num_threads(), cpu.PARALLEL_MIN_SIZE))
     print("%-22s %12s %12s %8s" % ("kernel", "minitf ms", "numpy ms", "ratio"))

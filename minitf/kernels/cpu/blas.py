@@ -38,7 +38,8 @@ platform where it cannot load) every product goes to ``np.matmul``: the same
 results up to rounding (other kernels add in another order), numpy's speed.
 :func:`status` says which, and why.
 
-Threads: the library has a thread pool of its own. :func:`set_threads` sets
+Threads: the library has a thread pool of its own, whose threads spin for a
+few milliseconds after a product (:data:`THREAD_TIMEOUT`), then sleep. :func:`set_threads` sets
 how many threads a product may use; :mod:`minitf.kernels.threads` calls it
 with numpy's BLAS (one thread for a small product, the kernel's budget for a
 large one). A ctypes call releases the GIL, so products started by different
@@ -59,6 +60,15 @@ from minitf.kernels import threads
 SKYLAKEX_FLAGS = ("avx512f", "avx512dq", "avx512bw", "avx512vl")
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+
+#: How long the library's threads wait for the next product before they sleep,
+#: as OpenBLAS's ``OPENBLAS_THREAD_TIMEOUT`` says it: 2**22 clock ticks, a few
+#: milliseconds (the library's own default, 2**28, spins a core for 0.1 s after
+#: every threaded product, taking it from the other kernels and processes).
+#: A value you set in ``OPENBLAS_THREAD_TIMEOUT`` is used instead.
+THREAD_TIMEOUT = "22"
+
+_LOAD_ENVIRONMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_THREAD_TIMEOUT")
 
 _lock = threading.Lock()
 _lib = None          # the loaded library, or False when it cannot be
@@ -148,10 +158,13 @@ def _load():
             return _lib
         threads.find_numpy_blas()
         core = coretype(cpu_flags(), os.environ)
-        before = os.environ.pop("OPENBLAS_CORETYPE", None)
+        # Both variables are read once, as the library loads.
+        before = {name: os.environ.pop(name, None) for name in _LOAD_ENVIRONMENT}
         try:
             if core is not None:
-                os.environ["OPENBLAS_CORETYPE"] = core   # read once, as the library loads
+                os.environ["OPENBLAS_CORETYPE"] = core
+            os.environ["OPENBLAS_THREAD_TIMEOUT"] = (before["OPENBLAS_THREAD_TIMEOUT"]
+                                                     or THREAD_TIMEOUT)
             try:
                 lib = _Library(ctypes.CDLL(path))
             except (OSError, AttributeError) as e:
@@ -159,9 +172,10 @@ def _load():
                     path, e)
                 return _lib
         finally:
-            os.environ.pop("OPENBLAS_CORETYPE", None)
-            if before is not None:
-                os.environ["OPENBLAS_CORETYPE"] = before
+            for name, value in before.items():
+                os.environ.pop(name, None)
+                if value is not None:
+                    os.environ[name] = value
         if os.environ.get("MINITF_BLAS_CORETYPE"):
             chosen_by = "MINITF_BLAS_CORETYPE"
         elif core:

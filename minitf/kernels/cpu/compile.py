@@ -22,7 +22,8 @@ Three rules keep this cheap:
   ``parallel=True`` and once without would make both share one cache entry. So
   each njit kernel is compiled once, with ``parallel=True``, and takes a
   ``parallel`` argument that picks its ``prange`` loop or its plain ``range``
-  loop at run time (a ``prange`` launch costs ~30 us even on 1 element).
+  loop at run time (a ``prange`` launch costs ~100 us on the build machines, see
+  :func:`_parallel_min_size`).
 
 Parallel kernels use Numba's threading layer. We pick the ``workqueue`` layer
 (unless ``NUMBA_THREADING_LAYER`` says otherwise) because it survives
@@ -68,9 +69,47 @@ def cache_root():
 
 cache_root()   # only a directory check: nothing is compiled at import
 
-#: Inputs with at least this many elements use the multi-threaded kernel.
-#: Below it, starting threads costs more than it saves.
-PARALLEL_MIN_SIZE = 1 << 16
+def _parallel_min_size(environ):
+    """The size from which kernels run their threaded loop: ``$MINITF_PARALLEL_MIN_SIZE``
+    or 8M elements.
+
+    Why so large. The ``workqueue`` layer's threads sleep between launches,
+    so every launch wakes them. On the 2-core virtual machines a course runs
+    on (this project's build machines; Colab and Binder are alike) waking a
+    thread on an idle virtual core is slow, and a launch costs about 100 us. Measured there (``python tests/benchmarks/bench_kernels.py
+    --threaded``, float32, milliseconds), the threaded loop is slower than the
+    serial one up to about 8M elements:
+
+    ============  =============  =============  =============  =============
+    elements      Relu           Mul            Tanh           Sum
+    ============  =============  =============  =============  =============
+    262,144       0.124 / 0.024  0.128 / 0.036  0.140 / 0.046  0.106 / 0.018
+    1,048,576     0.224 / 0.079  0.254 / 0.130  0.313 / 0.172  0.181 / 0.053
+    4,194,304     1.108 / 0.666  1.767 / 1.622  1.211 / 1.043  0.429 / 0.253
+    10,000,000    3.451 / 3.509  4.755 / 4.306  4.468 / 4.099  0.750 / 0.984
+    ============  =============  =============  =============  =============
+
+    (threaded / serial). Large memory-bound kernels gain little from a second
+    core anyway: writing a fresh 40 MB output is mostly page faults. On a
+    machine with more, idle, physical cores a smaller value pays off; set the
+    variable before importing minitf.
+    """
+    text = environ.get("MINITF_PARALLEL_MIN_SIZE")
+    if not text:
+        return 1 << 23
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 1:
+        raise ValueError("MINITF_PARALLEL_MIN_SIZE must be a positive whole number of "
+                         "elements, got %r" % text)
+    return value
+
+
+#: Inputs with at least this many elements use the multi-threaded kernel
+#: (see :func:`_parallel_min_size`).
+PARALLEL_MIN_SIZE = _parallel_min_size(os.environ)
 
 #: Held for every parallel launch (the workqueue layer is not thread-safe).
 PARALLEL_LOCK = threading.Lock()
