@@ -40,6 +40,7 @@ import threading
 import time
 
 from minitf.framework import errors, protos
+from minitf.kernels import threads
 from minitf.runtime.config import ConfigProto
 from minitf.runtime.devices import local_devices
 from minitf.distributed import auth, protocol, wire
@@ -179,6 +180,7 @@ class Server:
         host, port = wire.parse_address(self.address)
         self._listener = _listen(host, port, self.task_name, self.address)
         self._started = True
+        threads.share_cores()      # the other tasks' processes run on these cores too
         self._thread = threading.Thread(target=self._accept_loop, daemon=True,
                                         name="minitf-server %s" % self.task_name)
         self._thread.start()

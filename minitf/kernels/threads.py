@@ -1,6 +1,6 @@
 """How many threads one kernel may use: Numba's parallel loops and BLAS.
 
-Two budgets meet here:
+Three things decide it:
 
 * ``intra_op_parallelism_threads`` (TF's name): how many threads *one* kernel
   may use. The executor gives every thread that runs kernels that budget
@@ -9,16 +9,22 @@ Two budgets meet here:
   many workers, and a large matrix product asks BLAS for no more. With 0 (the
   default) a kernel may use every core. Setting it to 1 while ops of several
   devices run at once keeps concurrent kernels from oversubscribing the cores.
-* small products: numpy's OpenBLAS starts a thread per core for every product,
-  even a small one. For the matrices of a small network (a 256x64 by 64x128
-  product takes tens of microseconds on one core) waking and synchronising
-  those threads costs far more than the arithmetic - and while minitf's
-  executor runs ops of two devices at once, the BLAS threads compete with its
-  own. So a small product runs on one thread (:func:`use_threads_for`). "Small"
-  is generous: below 64M multiply-adds (about a millisecond on one core: an
-  LSTM step's 64x160 by 160x512 product is 5M). Measured on 2 cores with other
-  processes running, OpenBLAS's second thread made that LSTM product 100x
-  slower (9 ms instead of 0.09 ms: its threads spin-wait for a core).
+* small products: OpenBLAS starts a thread per core for every product, even
+  a small one; waking and synchronising those threads costs more than the
+  arithmetic of a small one. So a product of fewer than :data:`SMALL_PRODUCT`
+  multiply-adds (1M: a 128x128 by 128x64 product, about 10 us on one core)
+  runs on one thread (:func:`use_threads_for`); from there on two threads
+  pay (measured on 2 cores, one process: an MLP's 256x64 by 64x128 product,
+  2M, 25 us on one thread and 16 us on two; tests/benchmarks' LSTM step 16%
+  faster, its MLP step 4%).
+* processes that share the cores: a server of a cluster on one machine
+  (``tf.train.Server`` calls :func:`share_cores`) runs beside the other
+  tasks' processes, and a product whose second thread waits for a core that
+  another process holds stalls: measured on 2 cores with other processes
+  running, OpenBLAS's second thread made an LSTM step's 64x160 by 160x512
+  product (5M) 100x slower (9 ms instead of 0.09 ms). There products below
+  :data:`SHARED_SMALL_PRODUCT` (64M multiply-adds, about a millisecond on
+  one core) run on one thread.
 
 The BLAS switch goes through the library's own ``set_num_threads``, found with
 threadpoolctl once (numpy's OpenBLAS) or registered by the library's loader
@@ -29,12 +35,16 @@ OpenBLAS, nothing changes. Nothing here imports Numba until a budget is set.
 
 import threading
 
-SMALL_PRODUCT = 1 << 26   # multiply-adds below which one thread is faster
+#: Multiply-adds below which a product runs on one thread.
+SMALL_PRODUCT = 1 << 20
+#: The same in a process that shares the cores with a cluster's other tasks.
+SHARED_SMALL_PRODUCT = 1 << 26
 
 _controllers = None
 _lock = threading.Lock()
 _current = None
 _local = threading.local()   # .budget: this thread's kernel thread budget (0: none)
+_shared = False              # see share_cores
 
 
 def _blas():
@@ -83,12 +93,22 @@ def kernel_threads():
     return getattr(_local, "budget", 0)
 
 
+def share_cores():
+    """This process shares the machine's cores with other busy processes (the
+    other tasks of a cluster): products below SHARED_SMALL_PRODUCT keep to
+    one thread from now on."""
+    global _shared, _current
+    with _lock:
+        _shared = True
+        _current = None
+
+
 def use_threads_for(multiply_adds):
     """Set BLAS to one thread for a small product, else to its default capped
     by the calling thread's budget."""
     global _current
     budget = kernel_threads()
-    small = multiply_adds < SMALL_PRODUCT
+    small = multiply_adds < (SHARED_SMALL_PRODUCT if _shared else SMALL_PRODUCT)
     want = (small, budget)
     if want == _current:
         return

@@ -81,8 +81,8 @@ def test_coretype_follows_the_cpu_and_minitf_variable_not_openblas_variable():
 def _status_in_new_process(**env):
     code = ("import json, os, numpy as np; from minitf.kernels.cpu import blas; "
             "out = blas.gemm(np.eye(3, dtype=np.float32), np.ones((3, 2), np.float32)); "
-            "print(json.dumps([blas.status(), os.environ.get('OPENBLAS_CORETYPE'), "
-            "out.tolist()]))")
+            "print(json.dumps([blas.status(), [os.environ.get('OPENBLAS_CORETYPE'), "
+            "os.environ.get('OPENBLAS_THREAD_TIMEOUT')], out.tolist()]))")
     full = dict(os.environ, PYTHONPATH=REPO, **env)
     for k, v in list(full.items()):
         if v is None:
@@ -98,7 +98,7 @@ def test_loads_avx512_kernels_and_leaves_the_environment_as_it_was():
     pytest.importorskip("scipy_openblas32")
     (loaded, why), env_after, out = _status_in_new_process(OPENBLAS_CORETYPE="Haswell")
     assert loaded and "SkylakeX kernels" in why, why
-    assert env_after == "Haswell"            # put back for numpy and child processes
+    assert env_after == ["Haswell", None]    # put back for numpy and child processes
     assert out == [[1.0, 1.0]] * 3
     (loaded, why), _, _ = _status_in_new_process(MINITF_BLAS_CORETYPE="Haswell")
     assert loaded and "Haswell kernels (MINITF_BLAS_CORETYPE)" in why, why
@@ -108,3 +108,33 @@ def test_minitf_blas_numpy_opts_out():
     (loaded, why), _, out = _status_in_new_process(MINITF_BLAS="numpy")
     assert not loaded and "MINITF_BLAS=numpy" in why
     assert out == [[1.0, 1.0]] * 3
+
+
+def test_openblas_thread_timeout_is_kept_when_set():
+    _, env_after, _ = _status_in_new_process(OPENBLAS_THREAD_TIMEOUT="25")
+    assert env_after[1] == "25"
+
+
+class _Switch:
+    """A BLAS thread switch that records what it was set to."""
+
+    def __init__(self):
+        self.counts = []
+
+    def set_num_threads(self, n):
+        self.counts.append(n)
+
+
+def test_products_from_1m_multiply_adds_use_every_thread_unless_cores_are_shared(monkeypatch):
+    from minitf.kernels import threads
+    switch = _Switch()
+    monkeypatch.setattr(threads, "_controllers", [(switch, 2)])
+    monkeypatch.setattr(threads, "_current", None)
+    monkeypatch.setattr(threads, "_shared", False)
+    threads.use_threads_for((1 << 20) - 1)        # one thread
+    threads.use_threads_for(256 * 64 * 128)       # an MLP's 2M product: both
+    threads.use_threads_for(256 * 64 * 128)       # (no switch when nothing changes)
+    threads.share_cores()                         # a server of a local cluster
+    threads.use_threads_for(256 * 64 * 128)
+    threads.use_threads_for(1 << 26)
+    assert switch.counts == [1, 2, 1, 2]
