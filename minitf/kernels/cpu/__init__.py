@@ -792,6 +792,11 @@ def multinomial(stream, logits, num_samples, output_dtype):
 #: chunk's columns stay in a core's cache while BLAS multiplies them.
 COLS_PER_CHUNK = 1 << 18
 
+#: A convolution of fewer multiply-adds (16M: about 0.15 ms on one core) runs
+#: its chunks in the calling thread: waking the chunk threads costs up to
+#: 0.1 ms on the build machines.
+CHUNKS_MIN_WORK = 1 << 24
+
 
 def _nhwc_in(x, data_format, cdtype):
     x = np.asarray(x)
@@ -822,11 +827,14 @@ def _out_len(size, k, stride, dilation, before, after):
     return (size + before + after - (k - 1) * dilation - 1) // stride + 1
 
 
-def _gemm(a, b, out, transpose_a=False, transpose_b=False):
-    """``out = op(a) @ op(b)`` (2-D) on the calling thread: single-threaded BLAS
-    for floats (the chunks are the parallel items), the Numba loop nest for ints."""
+def _gemm(a, b, out, transpose_a=False, transpose_b=False, accumulate=False):
+    """``out = op(a) @ op(b)`` (``accumulate``: ``out +=``), 2-D, on the calling
+    thread: single-threaded BLAS for floats (the chunks are the parallel
+    items), the Numba loop nest for ints."""
     if out.dtype.kind == "f":
-        _blas.gemm(a.T if transpose_a else a, b.T if transpose_b else b, out)
+        _blas.gemm(a.T if transpose_a else a, b.T if transpose_b else b, out, accumulate)
+    elif accumulate:
+        out += matmul(a, b, transpose_a, transpose_b)
     else:
         out[...] = matmul(a, b, transpose_a, transpose_b)
     return out
@@ -894,7 +902,7 @@ class _Convolution:
         _blas.ready()
         use_threads_for(0)                 # BLAS: one thread per call (see above)
         threads = min(len(chunks), _chunk_threads())
-        if threads <= 1 or self.n * self.rows_per_image * self.k < PARALLEL_MIN_SIZE:
+        if threads <= 1 or self.n * self.rows_per_image * self.k * self.o < CHUNKS_MIN_WORK:
             buffer = self.buffer()
             return [work(n0, m, buffer) for n0, m in chunks]
         groups = [chunks[i::threads] for i in range(threads)]
@@ -902,6 +910,9 @@ class _Convolution:
         def worker(group):
             buffer = self.buffer()
             return [(n0, work(n0, m, buffer)) for n0, m in group]
+        # (The chunk pool, one thread per core, is also what keeps two
+        # convolutions that the executor runs at once from oversubscribing
+        # the cores: the calling thread only waits.)
         done = dict(pair for part in _chunk_pool().map(worker, groups) for pair in part)
         return [done[n0] for n0, _ in chunks]
 
@@ -1004,11 +1015,17 @@ def conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads, data_f
     if xn.size and g.size and conv.k:
         flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
         g2 = g.reshape(-1, o)
+        sums = {}      # thread -> its chunks' sum (BLAS adds each product in: beta = 1)
 
         def work(n0, m, buffer):
-            return _gemm(conv.im2col(flat, n0, m, buffer), g2[conv.rows(n0, m)],
-                         np.empty((conv.k, o), cdtype), transpose_a=True)
-        for part in conv.run(work):
+            me = threading.get_ident()
+            first = me not in sums
+            if first:
+                sums[me] = np.empty((conv.k, o), cdtype)
+            _gemm(conv.im2col(flat, n0, m, buffer), g2[conv.rows(n0, m)], sums[me],
+                  transpose_a=True, accumulate=not first)
+        conv.run(work)
+        for part in sums.values():
             dw += part
     return dw.reshape(kh, kw, c, o).astype(dtype, copy=False)
 

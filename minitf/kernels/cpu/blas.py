@@ -220,10 +220,11 @@ def _layout(x):
     return None
 
 
-def gemm(a, b, out=None):
-    """``out = a @ b`` for 2-D float32 or float64 ``a`` [M, K] and ``b`` [K, N] of
-    one dtype (either may be a transposed view). Returns ``out`` (a new
-    C-contiguous array when not given)."""
+def gemm(a, b, out=None, accumulate=False):
+    """``out = a @ b`` (``accumulate``: ``out += a @ b``, BLAS's ``beta = 1``) for
+    2-D float32 or float64 ``a`` [M, K] and ``b`` [K, N] of one dtype (either
+    may be a transposed view). Returns ``out`` (a new C-contiguous array when
+    not given)."""
     dtype = a.dtype
     m, k = a.shape
     n = b.shape[1]
@@ -232,7 +233,10 @@ def gemm(a, b, out=None):
     lib = _lib if _lib is not None else _load()
     if (not lib or dtype.char not in "fd" or b.dtype != dtype or out.dtype != dtype
             or not out.flags.c_contiguous or min(m, n, k) == 0):
-        np.matmul(a, b, out=out)
+        if accumulate:
+            out += np.matmul(a, b)
+        else:
+            np.matmul(a, b, out=out)
         return out
     la, lb = _layout(a), _layout(b)
     if la is None:
@@ -241,8 +245,8 @@ def gemm(a, b, out=None):
         b, lb = np.ascontiguousarray(b), (False, max(1, n))
     product = lib.sgemm if dtype.char == "f" else lib.dgemm
     product(_ROW_MAJOR, _TRANS if la[0] else _NO_TRANS, _TRANS if lb[0] else _NO_TRANS,
-            m, n, k, 1.0, a.ctypes.data, la[1], b.ctypes.data, lb[1], 0.0, out.ctypes.data,
-            max(1, n))
+            m, n, k, 1.0, a.ctypes.data, la[1], b.ctypes.data, lb[1], 1.0 if accumulate else 0.0,
+            out.ctypes.data, max(1, n))
     return out
 
 
