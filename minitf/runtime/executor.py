@@ -44,7 +44,8 @@ from minitf.framework import errors
 from minitf.framework.op_def import DEAD, NOTHING
 from minitf.kernels import registry
 from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
-from minitf.runtime import constant_folding, copies, deadness, frames, fusion
+from minitf.runtime import (constant_folding, copies, deadness, dependency_optimizer,
+                            frames, fusion)
 from minitf.runtime.node import Node, annotate
 from minitf.runtime.step import KernelContext
 
@@ -82,6 +83,11 @@ class Plan:
         self._pools = pools
         fed = set(self.feeds)
         needed = prune(fetches, targets, fed)
+        unread, waits_for = set(), {}
+        if not any(op.op_def is not None and (op.op_def.makes_dead or op.op_def.frame_move)
+                   for op in needed):
+            unread = dependency_optimizer.unread_ops(needed, fetches, targets, fed)
+            needed -= unread
         placer.place(needed)
         order = sorted(needed, key=lambda o: o._id)
 
@@ -149,8 +155,12 @@ class Plan:
             preds = {producer[j] for j in s.inputs if j in producer}
             controls = set()
             for op in _ops_of(s):
-                controls.update(index_of[c] for c in getattr(op, "_control_inputs", ())
-                                if c in index_of)
+                for c in getattr(op, "_control_inputs", ()):
+                    if c in unread:
+                        controls.update(index_of[w] for w in dependency_optimizer.stand_ins(
+                            c, unread, fed, waits_for) if w in index_of)
+                    elif c in index_of:
+                        controls.add(index_of[c])
                 controls.update(index_of[c] for c in after.get(op, ()) if c in index_of)
             controls.discard(i)
             s.control_preds = tuple(sorted(controls))
