@@ -45,7 +45,7 @@ from minitf.runtime.plan_cache import PlanCache
 from minitf.runtime.rendezvous import Rendezvous
 from minitf.runtime.resource_manager import ResourceManager
 from minitf.runtime.thread_pools import pools_for
-from minitf.runtime.config import fold_constants, fuse_elementwise
+from minitf.runtime.config import fold_constants, fuse_elementwise, skip_unread
 from minitf.runtime.tracing import Trace
 
 
@@ -144,7 +144,8 @@ class _Partition:
         fed_ops = {t.op for t in feeds}
         targets = [op for op in graph.get_operations() if op not in fed_ops]
         return Plan(graph, fetches, targets, feeds, self.placer, self.contexts, self.pools,
-                    fuse=fuse_elementwise(self.config), fold=fold_constants(self.config))
+                    fuse=fuse_elementwise(self.config), fold=fold_constants(self.config),
+                    skip_unread=skip_unread(self.config))
 
     def streams_for(self, key, plan, task_name):
         """The keys each other task sends this plan, to pull as one stream per

@@ -86,9 +86,10 @@ class GPUOptions(_Message):
 
 class OptimizerOptions(_Message):
     """TF's graph optimizer settings. ``opt_level``: ``L1`` (0, the default) runs
-    minitf's default graph optimization, elementwise fusion (TF's L1 folds
-    constants and removes common subexpressions instead); ``L0`` (-1) runs
-    none, so every op runs as built. ``do_constant_folding=True`` folds
+    minitf's default graph optimizations, elementwise fusion and skipping ops
+    whose values nobody reads (TF's L1 folds constants and removes common
+    subexpressions instead; its Grappler skips unread ops too); ``L0`` (-1)
+    runs none, so every op runs as built. ``do_constant_folding=True`` folds
     constants (minitf/runtime/constant_folding.py). Common-subexpression
     elimination is refused: minitf does not do it."""
     L1 = 0
@@ -259,6 +260,12 @@ def fold_constants(config):
     """Whether a session with ``config`` folds constants (see constant_folding.py)."""
     options = config.graph_options.optimizer_options
     return bool(options.do_constant_folding) and options.opt_level != OptimizerOptions.L0
+
+
+def skip_unread(config):
+    """Whether a session with ``config`` skips ops whose values nobody reads
+    (dependency_optimizer.py): unless ``opt_level`` is L0."""
+    return config.graph_options.optimizer_options.opt_level != OptimizerOptions.L0
 
 
 def fuse_elementwise(config):

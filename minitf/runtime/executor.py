@@ -73,19 +73,21 @@ class Plan:
 
     ``contexts``: device name -> (ResourceManager, session state dict);
     ``pools``: the :class:`~minitf.runtime.thread_pools.ThreadPools` the
-    dataflow executor uses; ``fuse``/``fold``: the session's graph
-    optimizations (fusion.py, constant_folding.py)."""
+    dataflow executor uses; ``fuse``/``fold``/``skip_unread``: the session's
+    graph optimizations (fusion.py, constant_folding.py,
+    dependency_optimizer.py)."""
 
     def __init__(self, graph, fetches, targets, feeds, placer, contexts, pools, fuse=True,
-                 fold=False):
+                 fold=False, skip_unread=True):
         self.graph = graph
         self.feeds = list(feeds)
         self._pools = pools
         fed = set(self.feeds)
         needed = prune(fetches, targets, fed)
         unread, waits_for = set(), {}
-        if not any(op.op_def is not None and (op.op_def.makes_dead or op.op_def.frame_move)
-                   for op in needed):
+        if skip_unread and not any(op.op_def is not None and (op.op_def.makes_dead
+                                                              or op.op_def.frame_move)
+                                   for op in needed):
             unread = dependency_optimizer.unread_ops(needed, fetches, targets, fed)
             needed -= unread
         placer.place(needed)

@@ -20,7 +20,8 @@ import time
 from minitf.framework.device_spec import DeviceSpec
 from minitf.kernels import threads
 from minitf.runtime import partition_graphs, runtimes
-from minitf.runtime.config import check_run_options, fold_constants, fuse_elementwise
+from minitf.runtime.config import (check_run_options, fold_constants, fuse_elementwise,
+                                   skip_unread)
 from minitf.runtime.devices import local_devices
 from minitf.runtime.executor import Plan
 from minitf.runtime.step import StepState
@@ -50,6 +51,7 @@ class LocalRuntime:
         self.plans = PlanCache(self._build_plan)
         self._fuse = fuse_elementwise(config)
         self._fold = fold_constants(config)
+        self._skip_unread = skip_unread(config)
         self._running = set()  # StepStates of the steps in flight
         self._partitions = {}  # signature -> [(device, records)] (partition_graphs.py)
         self._names = itertools.count()  # names the Send/Recv nodes: b/_0, b/_1, ...
@@ -57,7 +59,8 @@ class LocalRuntime:
     def _build_plan(self, key):
         fetches, targets, feeds = key
         return Plan(self.graph, fetches, targets, feeds, self.placer, self.contexts,
-                    self.pools, fuse=self._fuse, fold=self._fold)
+                    self.pools, fuse=self._fuse, fold=self._fold,
+                    skip_unread=self._skip_unread)
 
     def run(self, fetches, targets, feeds, feed_values, options, run_metadata):
         check_run_options(options)
