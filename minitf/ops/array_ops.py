@@ -1052,8 +1052,10 @@ def fill(dims, value, name=None):
             shape = TensorShape(known)
         else:
             static = _static_ints(dims, "dims")
-            dims_t, shape = constant(np.array(static, dtype=np.int32), name="dims"), \
-                TensorShape(static)
+            # A constant tensor is its own dims input, as in TF.
+            dims_t = dims if isinstance(dims, Tensor) else constant(
+                np.array(static, dtype=np.int32), name="dims")
+            shape = TensorShape(static)
         v = convert_to_tensor(value, name="value")
         op = make_op(FILL, [dims_t, v], [v.dtype.base_dtype], [shape],
                      name=scope, attrs={"T": v.dtype.base_dtype})

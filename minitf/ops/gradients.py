@@ -21,6 +21,7 @@ Each op type's gradient function is part of its row of the op table
 
 import contextlib
 
+from minitf.framework import dtypes
 from minitf.framework import op_def as _op_def
 from minitf.framework.graph import get_default_graph
 from minitf.ops import array_ops, control_flow_ops, math_ops, while_gradients
@@ -171,7 +172,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 # back from it, so every x it alone reaches gets None, as in TF.
                 continue
             if gy is None:
-                gy = array_ops.ones_like(y, name="grad_ys_%d" % i)
+                gy = _default_grad_y(y, i)
             else:
                 gy = convert_to_tensor(gy, dtype=y.dtype.base_dtype)
             grads.setdefault(y, []).append(gy)
@@ -185,6 +186,20 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 g = math_ops.cast(g, x.dtype.base_dtype)
             result.append(g)
     return result
+
+
+def _default_grad_y(y, i):
+    """The seed ``dy/dy``: TF's ``Fill(Shape(y), 1)``, named ``grad_ys_<i>``. When
+    ``y``'s shape is static, ``Shape`` is a constant (TF's ``shape(optimize=True)``),
+    so the seed does not read ``y``: a training step that fetches only the
+    update then never runs the loss's own last op (the forward ``Mean``)."""
+    if y.shape.is_fully_defined():
+        dims = array_ops.constant(y.shape.as_list(), dtype=dtypes.int32, name="Shape")
+    else:
+        dims = array_ops.shape(y)
+    with name_scope("grad_ys_%d" % i) as scope:
+        one = array_ops.constant(1, dtype=y.dtype.base_dtype)
+        return array_ops.fill(dims, one, name=scope)
 
 
 def _walk(graph, grads, between, stop_ops, x_set, colocate_gradients_with_ops, gate_gradients,
