@@ -326,9 +326,12 @@ class Plan:
         to a pool thread costs tens of microseconds, more than most kernels.
         Blocking ops (a dequeue, a receive) go to the blocking pool, so
         they never hold up the rest; ops of the other devices go to the
-        inter-op pool, so devices overlap. On the home device too, an
-        expensive op (a product, a convolution: ``OpDef.expensive``) whose
-        kernel took at least HAND_OVER_SECONDS last time goes to the
+        inter-op pool, so devices overlap, unless their last run was quick
+        (under HAND_OVER_SECONDS: a variable read, a small add), which the
+        caller runs itself, since a hand-over would cost more. Whatever its
+        device, an expensive op (a product, a convolution:
+        ``OpDef.expensive``) whose kernel took at least HAND_OVER_SECONDS
+        last time goes to the
         inter-op pool when another op is ready beside it, as in TF's
         executor (which also learns its kernels' costs as it runs them, keeps
         cheap ones inline and runs the last ready op in its own thread): two
