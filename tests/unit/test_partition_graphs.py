@@ -65,8 +65,9 @@ def test_the_graphs_are_the_same_in_every_run_and_empty_without_the_option():
             first, second = tf.RunMetadata(), tf.RunMetadata()
             sess.run(y, options=OPTIONS, run_metadata=first)
             sess.run(y, options=OPTIONS, run_metadata=second)
-            assert [g.SerializeToString() for g in first.partition_graphs] == \
-                [g.SerializeToString() for g in second.partition_graphs]
+            # (deterministic: a NodeDef's attrs are a map, serialized in any order)
+            assert [g.SerializeToString(deterministic=True) for g in first.partition_graphs] \
+                == [g.SerializeToString(deterministic=True) for g in second.partition_graphs]
             # A learner may change what they got: the next run is not affected.
             first.partition_graphs[0].node[0].name = "changed"
             third = tf.RunMetadata()
@@ -87,8 +88,8 @@ def test_run_metadata_to_proto_carries_the_graphdefs():
             sess.run(y, options=OPTIONS, run_metadata=md)
     pb = md.to_proto()
     assert isinstance(pb, config_pb2.RunMetadata)
-    assert [g.SerializeToString() for g in pb.partition_graphs] == \
-        [g.SerializeToString() for g in md.partition_graphs]
+    assert [g.SerializeToString(deterministic=True) for g in pb.partition_graphs] == \
+        [g.SerializeToString(deterministic=True) for g in md.partition_graphs]
     (graph,) = pb.partition_graphs
     const = [n for n in graph.node if n.name == "c"][0]
     assert isinstance(const.attr["value"].tensor, TensorProto) and const.device == CPU0
