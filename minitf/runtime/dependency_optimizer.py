@@ -12,7 +12,7 @@ the CNN benchmark that is a whole convolution (the first layer's
 TF's graph optimizer (Grappler's dependency optimizer, ``SafeToConvertToNoOp``)
 turns such an op into a ``NoOp`` whose control inputs are the op's inputs: an
 op that waited for it now waits for what it would have read, and the op does
-not run (TF's step stats never list it). :func:`unread_ops` finds the same ops:
+not run (TF's step stats never list it). :class:`Unread` finds the same ops:
 
 * no op of the plan reads any of its outputs (an op found unread does not
   count as a reader, so whole unread branches go), it is not fetched and it
@@ -26,8 +26,9 @@ not run (TF's step stats never list it). :func:`unread_ops` finds the same ops:
   ``Assert`` or ``CheckNumerics`` (whose point is the error they may raise),
   and not an ``Identity`` of a variable or of a ``_Recv``.
 
-:func:`stand_ins` then says which ops an op that waited for an unread one
-waits for instead. Plans with while loops are left as they are.
+:meth:`Unread.waited_for_instead` then says which ops an op that waited for
+an unread one waits for instead. Steps with while loops or ``tf.cond``
+(Switch, Merge: values that may be dead) are left as they are.
 """
 
 import collections
@@ -38,9 +39,9 @@ KEEP = frozenset(("Assert", "CheckNumerics", "_Retval", "_Arg", "ControlTrigger"
 
 def _may_skip(op):
     row = op.op_def
-    if (row is None or not op._outputs or not op._inputs or row.stateful or row.blocking or row.makes_dead
-            or row.frame_move is not None or row.ref_inputs or row.name in KEEP
-            or any(t.dtype.is_ref_dtype for t in op._inputs)):
+    if (row is None or not op._outputs or not op._inputs or row.stateful or row.blocking
+            or row.makes_dead or row.frame_move is not None or row.ref_inputs
+            or row.name in KEEP or any(t.dtype.is_ref_dtype for t in op._inputs)):
         return False
     if row.name == "Identity" and op._inputs:
         source = op._inputs[0].op.op_def
@@ -49,37 +50,42 @@ def _may_skip(op):
     return True
 
 
-def unread_ops(needed, fetches, targets, fed):
-    """The ops of ``needed`` (a pruned step) whose values nobody reads (see the
-    module docstring), found from the last op back to the first."""
-    kept = {t.op for t in fetches} | set(targets)
-    readers = collections.Counter()
-    for op in needed:
-        for t in op._inputs:
-            if t not in fed:
-                readers[t.op] += 1
-    unread = set()
-    for op in sorted(needed, key=lambda o: o._id, reverse=True):
-        if op in kept or readers[op] or not _may_skip(op):
-            continue
-        unread.add(op)
-        for t in op._inputs:
-            if t not in fed:
-                readers[t.op] -= 1
-    return unread
+class Unread:
+    """The ops of ``needed`` (a pruned step) whose values nobody reads (``ops``,
+    see the module docstring), found from the last op back to the first."""
 
+    def __init__(self, needed, fetches, targets, fed):
+        self.fed = fed
+        self.ops = set()
+        self._instead = {}
+        if any(op.op_def is not None and (op.op_def.makes_dead or op.op_def.frame_move)
+               for op in needed):
+            return
+        kept = {t.op for t in fetches} | set(targets)
+        readers = collections.Counter()
+        for op in needed:
+            for t in op._inputs:
+                if t not in fed:
+                    readers[t.op] += 1
+        for op in sorted(needed, key=lambda o: o._id, reverse=True):
+            if op in kept or readers[op] or not _may_skip(op):
+                continue
+            self.ops.add(op)
+            for t in op._inputs:
+                if t not in fed:
+                    readers[t.op] -= 1
 
-def stand_ins(op, unread, fed, memo):
-    """The ops that an op waiting for unread ``op`` waits for instead: what
-    ``op`` would have read and waited for, with unread ones replaced in turn."""
-    found = memo.get(op)
-    if found is None:
-        found = set()
-        sources = [t.op for t in op._inputs if t not in fed] + list(op._control_inputs)
-        for source in sources:
-            if source in unread:
-                found |= stand_ins(source, unread, fed, memo)
-            else:
-                found.add(source)
-        memo[op] = found
-    return found
+    def waited_for_instead(self, op):
+        """The ops that an op waiting for unread ``op`` waits for instead: what
+        ``op`` would have read and waited for, with unread ones replaced in turn."""
+        found = self._instead.get(op)
+        if found is None:
+            found = set()
+            sources = [t.op for t in op._inputs if t not in self.fed] + list(op._control_inputs)
+            for source in sources:
+                if source in self.ops:
+                    found |= self.waited_for_instead(source)
+                else:
+                    found.add(source)
+            self._instead[op] = found
+        return found

@@ -84,12 +84,10 @@ class Plan:
         self._pools = pools
         fed = set(self.feeds)
         needed = prune(fetches, targets, fed)
-        unread, waits_for = set(), {}
-        if skip_unread and not any(op.op_def is not None and (op.op_def.makes_dead
-                                                              or op.op_def.frame_move)
-                                   for op in needed):
-            unread = dependency_optimizer.unread_ops(needed, fetches, targets, fed)
-            needed -= unread
+        # (Without skip_unread, as at opt_level L0, it looks at no op: none is skipped.)
+        unread = dependency_optimizer.Unread(needed if skip_unread else (), fetches,
+                                             targets, fed)
+        needed -= unread.ops
         placer.place(needed)
         order = sorted(needed, key=lambda o: o._id)
 
@@ -158,9 +156,9 @@ class Plan:
             controls = set()
             for op in _ops_of(s):
                 for c in getattr(op, "_control_inputs", ()):
-                    if c in unread:
-                        controls.update(index_of[w] for w in dependency_optimizer.stand_ins(
-                            c, unread, fed, waits_for) if w in index_of)
+                    if c in unread.ops:
+                        controls.update(index_of[w] for w in unread.waited_for_instead(c)
+                                        if w in index_of)
                     elif c in index_of:
                         controls.add(index_of[c])
                 controls.update(index_of[c] for c in after.get(op, ()) if c in index_of)
@@ -331,12 +329,12 @@ class Plan:
         caller runs itself, since a hand-over would cost more. Whatever its
         device, an expensive op (a product, a convolution:
         ``OpDef.expensive``) whose kernel took at least HAND_OVER_SECONDS
-        last time goes to the
-        inter-op pool when another op is ready beside it, as in TF's
-        executor (which also learns its kernels' costs as it runs them, keeps
-        cheap ones inline and runs the last ready op in its own thread): two
-        independent matrix products of one device then run at once, each
-        kernel within the session's ``intra_op_parallelism_threads``. The
+        last time goes to the inter-op pool when another op is ready beside
+        it, as in TF's executor (which also learns its kernels' costs as it
+        runs them, keeps cheap ones inline and runs the last ready op in its
+        own thread): two independent matrix products of one device then run
+        at once, each kernel within the session's
+        ``intra_op_parallelism_threads``. The
         last one ready runs here, so two chains of products take one pool
         thread and the caller (one thread to wake per step, not two: on the
         build machines waking a thread on an idle core costs up to 100 us),

@@ -16,7 +16,7 @@ class Node:
     charged to (None on a CPU or for host-memory outputs). ``expensive``:
     the op's row says it may be worth a pool thread (``OpDef.expensive``);
     ``seconds``: how long its kernel took last time (the dataflow executor
-    times expensive ops)."""
+    times expensive ops and other devices' ops; 0.0 until then)."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out", "out_end",
                  "successors", "n_preds", "blocking", "members", "allocator",
@@ -40,7 +40,7 @@ class Node:
         # (a host<->GPU copy has no row: it is dead when its input is)
         self.dead_when = op.op_def.dead_when if op.op_def is not None else ANY
         self.expensive = op.op_def is not None and op.op_def.expensive
-        self.seconds = 0.0      # an expensive op's last kernel time (executor.py)
+        self.seconds = 0.0      # its last kernel time, where timed (executor.py)
         self.begin = None       # an asynchronous kernel's start (OpDef.async_kernel)
 
 

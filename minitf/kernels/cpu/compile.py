@@ -76,9 +76,10 @@ def _parallel_min_size(environ):
     Why so large. The ``workqueue`` layer's threads sleep between launches,
     so every launch wakes them. On the 2-core virtual machines a course runs
     on (this project's build machines; Colab and Binder are alike) waking a
-    thread on an idle virtual core is slow, and a launch costs about 100 us. Measured there (``python tests/benchmarks/bench_kernels.py
-    --threaded``, float32, milliseconds), the threaded loop is slower than the
-    serial one up to about 8M elements:
+    thread on an idle virtual core is slow, and a launch costs about 100 us.
+    Measured there (``python tests/benchmarks/bench_kernels.py --threaded``,
+    float32, milliseconds), the threaded loop is slower than the serial one up
+    to about 8M elements:
 
     ============  =============  =============  =============  =============
     elements      Relu           Mul            Tanh           Sum
