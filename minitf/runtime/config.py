@@ -85,13 +85,14 @@ class GPUOptions(_Message):
 
 
 class OptimizerOptions(_Message):
-    """TF's graph optimizer settings. ``opt_level``: ``L1`` (0, the default) runs
-    minitf's default graph optimizations, elementwise fusion and skipping ops
-    whose values nobody reads (TF's L1 folds constants and removes common
-    subexpressions instead; its Grappler skips unread ops too); ``L0`` (-1)
-    runs none, so every op runs as built. ``do_constant_folding=True`` folds
-    constants (minitf/runtime/constant_folding.py). Common-subexpression
-    elimination is refused: minitf does not do it."""
+    """TF's graph optimizer settings. ``opt_level``: ``L1`` (0, the default)
+    folds constants (minitf/runtime/constant_folding.py, as TF's L1 does),
+    fuses elementwise chains and skips ops whose values nobody reads (TF's
+    Grappler does that too; TF's L1 also removes common subexpressions).
+    ``L0`` (-1) runs every op as built, unless ``do_constant_folding=True``
+    asks for folding anyway (TF's GraphOptimizer reads the two fields the same
+    way). Common-subexpression elimination is refused: minitf does not do
+    it."""
     L1 = 0
     L0 = -1
     DEFAULT = 0
@@ -257,9 +258,10 @@ def check_run_options(options):
 
 
 def fold_constants(config):
-    """Whether a session with ``config`` folds constants (see constant_folding.py)."""
+    """Whether a session with ``config`` folds constants (see constant_folding.py):
+    at ``opt_level`` L1, the default, or when ``do_constant_folding`` is set."""
     options = config.graph_options.optimizer_options
-    return bool(options.do_constant_folding) and options.opt_level != OptimizerOptions.L0
+    return options.opt_level != OptimizerOptions.L0 or bool(options.do_constant_folding)
 
 
 def skip_unread(config):

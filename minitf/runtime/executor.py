@@ -13,7 +13,7 @@ by every step with that signature:
    build its ``compute(ctx, inputs)`` function: one :class:`Node` per op.
 
 Then the graph optimizations the session asked for rewrite the nodes: ops whose
-value cannot change are computed once (constant_folding.py, off by default),
+value cannot change are computed once (constant_folding.py, on unless opt_level is L0),
 host<->GPU copies are inserted on edges between memories (copies.py) and
 chains of elementwise ops are fused (fusion.py).
 
@@ -131,9 +131,8 @@ class Plan:
             self.nodes.append(node)
         fetch_slots = [slot_of[t] for t in fetches]
         self.placement = {s.op.name: s.device.name for s in self.nodes}
-        self.constants = {}
         if fold:
-            self.nodes, self.constants = constant_folding.fold(self.nodes, contexts)
+            self.nodes = constant_folding.fold(self.nodes, contexts, fetch_slots)
         devices = placer.devices
         if isinstance(devices, dict):
             devices = devices.values()
@@ -204,8 +203,6 @@ class Plan:
         the fetched values (refs already read) in fetch order."""
         vals = [None] * self.n_slots
         vals[:len(feed_values)] = feed_values
-        for slot, value in self.constants.items():    # folded at plan time
-            vals[slot] = value
         if self.memory is not None:
             step.memory = self.memory.start(step.trace)
         try:

@@ -70,7 +70,7 @@ def _dtype(op):
 
 def _fusible(s):
     op = s.op
-    return (s.members is None and not getattr(op, "is_copy", False)
+    return (s.members is None and not s.folded and not getattr(op, "is_copy", False)
             and s.device.device_type == "CPU" and not s.blocking
             and _template(op) is not None and _dtype(op) in DTYPES
             and not op._control_inputs)
@@ -78,7 +78,7 @@ def _fusible(s):
 
 def _reduction(s):
     op = s.op
-    return (s.members is None and not getattr(op, "is_copy", False)
+    return (s.members is None and not s.folded and not getattr(op, "is_copy", False)
             and s.device.device_type == "CPU" and op.op_def in REDUCTIONS
             and _dtype(op) in DTYPES and not op._control_inputs)
 

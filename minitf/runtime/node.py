@@ -16,11 +16,13 @@ class Node:
     charged to (None on a CPU or for host-memory outputs). ``expensive``:
     the op's row says it may be worth a pool thread (``OpDef.expensive``);
     ``seconds``: how long its kernel took last time (the dataflow executor
-    times expensive ops and other devices' ops; 0.0 until then)."""
+    times expensive ops and other devices' ops; 0.0 until then). ``folded``:
+    its kernel ran once, when the plan was built, and it hands out that
+    result (constant_folding.py)."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out", "out_end",
                  "successors", "n_preds", "blocking", "members", "allocator",
-                 "control_preds", "dead_when", "expensive", "seconds", "begin")
+                 "control_preds", "dead_when", "expensive", "seconds", "begin", "folded")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -42,6 +44,7 @@ class Node:
         self.expensive = op.op_def is not None and op.op_def.expensive
         self.seconds = 0.0      # its last kernel time, where timed (executor.py)
         self.begin = None       # an asynchronous kernel's start (OpDef.async_kernel)
+        self.folded = False
 
 
 # TF's names for dtypes in its messages (DataTypeString): "type float", not float32.

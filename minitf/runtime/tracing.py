@@ -56,6 +56,7 @@ class Trace:
         shapes = getattr(getattr(node.compute, "__self__", None), "last_shapes", {})
         for op in members:
             last = op is node.op
+            op_type = "Const" if node.folded else op.type   # as TF lists a folded op
             out = outputs
             if not last:   # a fused member's output: its logical size, never allocated
                 shape = list(shapes.get(op, ()))
@@ -64,10 +65,10 @@ class Trace:
                     dtype=dt.name, shape=shape,
                     requested_bytes=int(np.prod(shape)) * np.dtype(dt.np_dtype).itemsize))]
             records.append(NodeExecStats(
-                node_name=op.name, op_type=op.type, all_start_micros=start,
+                node_name=op.name, op_type=op_type, all_start_micros=start,
                 op_start_rel_micros=0, op_end_rel_micros=end - start,
                 all_end_rel_micros=end - start, output=out,
-                timeline_label="%s = %s()%s" % (op.name, op.type, fused), thread_id=thread,
+                timeline_label="%s = %s()%s" % (op.name, op_type, fused), thread_id=thread,
                 memory=[memory] if memory is not None and last else []))
         with self._lock:
             self.by_device.setdefault(node.device.name, []).extend(records)

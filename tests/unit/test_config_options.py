@@ -31,18 +31,54 @@ def folding(on=True, **options):
 
 
 # -- constant folding -----------------------------------------------------------------------------
+L0 = tf.ConfigProto(graph_options=tf.GraphOptions(
+    optimizer_options=tf.OptimizerOptions(opt_level=tf.OptimizerOptions.L0)))
+
+
 def test_constant_folding_computes_constant_subgraphs_once():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float32, name="x")
         k = tf.add(tf.constant(2.0, name="two") * 3.0, 1.0, name="k")
         y = tf.multiply(x, k, name="y")
-        with tf.Session(config=folding()) as sess:
-            value, ran = traced(sess, y, {x: 2.0})
-            assert value == 14.0 and ran == ["y"]       # two, mul, k: computed once, at plan time
-            assert traced(sess, k)[0] == 7.0
-        with tf.Session() as sess:                      # off by default: every op runs
+        for config in (None, folding(), folding(on=False)):   # on at L1, the default, as in TF
+            with tf.Session(config=config) as sess:
+                value, ran = traced(sess, y, {x: 2.0})
+                # two, mul, k: computed once, at plan time; k, still read, stays as a Const
+                assert value == 14.0 and ran == ["k", "y"]
+                assert traced(sess, k) == (7.0, ["k"])
+        with tf.Session(config=L0) as sess:             # L0: every op runs
             value, ran = traced(sess, y, {x: 2.0})
             assert value == 14.0 and {"two", "k", "y"} <= set(ran)
+        # L0 with do_constant_folding=True folds, as TF's GraphOptimizer reads the two fields.
+        with tf.Session(config=folding(opt_level=tf.OptimizerOptions.L0)) as sess:
+            assert traced(sess, y, {x: 2.0}) == (14.0, ["k", "y"])
+
+
+def test_folded_values_are_shared_and_read_only_so_fetches_are_copies():
+    with tf.Graph().as_default():
+        k = tf.add(tf.constant([1.0, 2.0]), 1.0, name="k")
+        with tf.Session() as sess:
+            first = sess.run(k)
+            first += 100.0                               # the caller's own copy
+            again, ran = traced(sess, k)
+            assert again.tolist() == [2.0, 3.0] and ran == ["k"]
+
+
+def test_a_read_value_over_10_mib_is_computed_in_every_step():
+    with tf.Graph().as_default():
+        ramp = tf.range(3 * 2 ** 20, name="ramp")              # 12 MiB of int32
+        filled = tf.fill([1024, 1024, 3], 1.0, name="filled")  # 12 MiB, all equal
+        ramp1 = tf.add(ramp, 1, name="ramp1")
+        total = tf.reduce_sum(ramp, name="total")
+        with tf.Session() as sess:
+            # Between the constants and the value read, any size folds.
+            assert traced(sess, total) == (sum(range(3 * 2 ** 20)) % 2 ** 32 - 2 ** 32, ["total"])
+            (fill_value, ramp_value), ran = traced(sess, [filled, ramp1])
+            assert fill_value.shape == (1024, 1024, 3) and ramp_value[-1] == 3 * 2 ** 20
+            # filled is kept (one element stored); ramp1 and ramp are not: they run, from
+            # the Consts that feed ramp.
+            assert ran == ["filled", "ramp", "ramp/delta", "ramp/limit", "ramp/start", "ramp1",
+                           "ramp1/y"]
 
 
 def test_stateful_ops_and_variables_never_fold():
@@ -174,6 +210,7 @@ def _threads_of(fetch, config, names):
     which the executor timed its expensive ops."""
     md = tf.RunMetadata()
     with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
         sess.run(fetch)
         sess.run(fetch)
         sess.run(fetch, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
@@ -183,8 +220,9 @@ def _threads_of(fetch, config, names):
 
 
 def _two_products(n):
-    a = tf.constant(np.ones((n, n), np.float32))
-    b = tf.constant(np.full((n, n), 2.0, np.float32))
+    # Variables, not constants: a product of constants is folded at plan time.
+    a = tf.Variable(np.ones((n, n), np.float32))
+    b = tf.Variable(np.full((n, n), 2.0, np.float32))
     return tf.matmul(a, a, name="first") + tf.matmul(b, b, name="second")
 
 
@@ -229,13 +267,14 @@ def test_a_chain_of_products_stays_on_the_pool_thread_that_started_it(monkeypatc
     with tf.Graph().as_default():
         ends = []
         for chain in "ab":
-            x = tf.constant(m + (chain == "b"))
+            x = tf.Variable(m + (chain == "b"))
             for k in range(3):
                 x = tf.matmul(x, m, name="%s%d" % (chain, k))
             ends.append(tf.reduce_sum(x, name="sum_" + chain))
         total = tf.add(ends[0], ends[1], name="total")
         config = tf.ConfigProto(inter_op_parallelism_threads=2, intra_op_parallelism_threads=1)
         with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
             sess.run(total)
             sess.run(total)                 # both steps time the products
             del claims[:]
@@ -255,7 +294,7 @@ def test_a_chain_of_products_stays_on_the_pool_thread_that_started_it(monkeypatc
 def test_small_or_dependent_products_stay_in_the_callers_thread():
     with tf.Graph().as_default():
         small = _two_products(20)
-        a = tf.constant(np.ones((200, 200), np.float32))
+        a = tf.Variable(np.ones((200, 200), np.float32))
         chain = tf.matmul(tf.matmul(a, a, name="inner"), a, name="outer")
         config = tf.ConfigProto(inter_op_parallelism_threads=2)
         caller = threading.get_ident() % 100000
@@ -294,7 +333,7 @@ def test_a_remote_session_ships_its_graph_options_to_the_workers():
                     ("default", None),
                     ("unfused", tf.ConfigProto(graph_options=tf.GraphOptions(
                         fuse_elementwise=False))),
-                    ("folded", folding())):
+                    ("L0", L0)):
                 with tf.Session(cluster.target("worker", 0), config=config) as sess:
                     md = tf.RunMetadata()
                     sess.run([y, k], feeds, options=FULL, run_metadata=md)
@@ -302,5 +341,6 @@ def test_a_remote_session_ships_its_graph_options_to_the_workers():
                                     for n in d.node_stats]
     assert any("[fused:" in label for label in labels["default"])
     assert not any("[fused:" in label for label in labels["unfused"])
-    assert not any(label.startswith("three ") for label in labels["folded"])
-    assert any(label.startswith("three ") for label in labels["default"])
+    assert not any(label.startswith("three ") for label in labels["default"])   # folded
+    assert any(label.startswith("three ") for label in labels["L0"])
+    assert not any("[fused:" in label for label in labels["L0"])

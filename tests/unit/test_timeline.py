@@ -69,9 +69,10 @@ def test_a_flow_arrow_per_transfer_bound_to_slices(step):
 def test_dataflow_arrows_with_a_graph_and_a_local_step():
     g = tf.Graph()
     with g.as_default():
-        a = tf.constant(2.0, name="a")
+        a = tf.Variable(2.0, name="a")    # (a product of constants would be folded)
         b = tf.multiply(a, 3.0, name="b")
     with tf.Session(graph=g) as sess:
+        sess.run(a.initializer)
         md = tf.RunMetadata()
         sess.run(b, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
                  run_metadata=md)
@@ -79,9 +80,9 @@ def test_dataflow_arrows_with_a_graph_and_a_local_step():
     assert [e["args"]["name"] for e in events(trace, "M") if e["name"] == "process_name"] \
         == ["/job:localhost/replica:0/task:0"]
     flows = events(trace, "s", "DataFlow")
-    assert "a:0" in {e["name"] for e in flows}
+    assert "a/read:0" in {e["name"] for e in flows}
     (b_slice,) = [e for e in events(trace, "X", "Op") if e["args"]["name"] == "b"]
-    assert b_slice["args"]["input0"] == "a:0" and b_slice["name"] == "Mul"
+    assert b_slice["args"]["input0"] == "a/read:0" and b_slice["name"] == "Mul"
 
 
 def test_a_transfer_arrow_starts_when_the_sender_was_ready(step):

@@ -63,7 +63,8 @@ def test_no_trace_without_options_or_with_no_trace():
 def test_trace_names_both_devices():
     with tf.Graph().as_default():
         with tf.device("/cpu:0"):
-            a = tf.fill([1000], 1.0, name="a")
+            one = tf.placeholder(tf.float32, name="one")   # fed: nothing folds
+            a = tf.fill([1000], one, name="a")
         with tf.device("/cpu:1"):
             b = tf.multiply(a, 3.0, name="b")
         with tf.device("/cpu:0"):
@@ -71,7 +72,7 @@ def test_trace_names_both_devices():
         config = tf.ConfigProto(device_count={"CPU": 2})
         with tf.Session(config=config) as sess:
             md = tf.RunMetadata()
-            out = sess.run(c, options=FULL, run_metadata=md)
+            out = sess.run(c, {one: 1.0}, options=FULL, run_metadata=md)
     np.testing.assert_array_equal(out, np.full(1000, 4.0, np.float32))
     assert sorted(d.device for d in md.step_stats.dev_stats) == [CPU0, CPU1]
     stats = stats_by_name(md)
