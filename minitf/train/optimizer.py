@@ -18,6 +18,7 @@ import numpy as np
 
 from minitf.framework.graph import GraphKeys, get_default_graph
 from minitf.ops import gradients as _gradients
+from minitf.ops import math_ops
 from minitf.ops import variables as _variables
 from minitf.ops.control_flow_ops import group
 from minitf.ops.core import convert_to_tensor, name_scope
@@ -144,8 +145,14 @@ class Optimizer:
     def _create_slots(self, var_list):
         pass
 
+    #: ``(name, attribute)`` of the hyperparameters: ``_prepare`` makes each a
+    #: tensor once per ``apply_gradients`` (``GradientDescent/learning_rate``),
+    #: which every update op then reads, as in TF.
+    _HYPER = ()
+
     def _prepare(self):
-        pass
+        self._hyper = {name: convert_to_tensor(getattr(self, attr), name=name)
+                       for name, attr in self._HYPER}
 
     def _apply_dense(self, grad, var):
         raise TypeError("%s must define _apply_dense" % type(self).__name__)
@@ -154,5 +161,8 @@ class Optimizer:
         # A scope ("GradientDescent/") names the op itself, as in TF.
         return group(*update_ops, name=name_scope_ or None)
 
-    def _tensor(self, value, name, var):
-        return convert_to_tensor(value, dtype=var.dtype.base_dtype, name=name)
+    def _tensor(self, name, var):
+        """Hyperparameter ``name`` in ``var``'s dtype: TF casts the tensor made
+        by ``_prepare`` (a float32 ``0.1`` for a float64 variable is
+        0.10000000149...)."""
+        return math_ops.cast(self._hyper[name], var.dtype.base_dtype)

@@ -15,24 +15,28 @@ Adam                   moment estimates m, v with bias correction       Adam, Ad
 import numpy as np
 
 from minitf.framework.graph import get_default_graph
-from minitf.ops import training_ops
+from minitf.ops import math_ops, training_ops
 from minitf.ops import variables as _variables
 from minitf.ops.control_flow_ops import group
 from minitf.train.optimizer import Optimizer
 
 
 class GradientDescentOptimizer(Optimizer):
+    _HYPER = (("learning_rate", "_learning_rate"),)
+
     def __init__(self, learning_rate, use_locking=False, name="GradientDescent"):
         super().__init__(use_locking, name)
         self._learning_rate = learning_rate
 
     def _apply_dense(self, grad, var):
         return training_ops.apply_gradient_descent(
-            var._ref(), self._tensor(self._learning_rate, "learning_rate", var), grad,
+            var._ref(), self._tensor("learning_rate", var), grad,
             use_locking=self._use_locking).op
 
 
 class MomentumOptimizer(Optimizer):
+    _HYPER = (("learning_rate", "_learning_rate"), ("momentum", "_momentum"))
+
     def __init__(self, learning_rate, momentum, use_locking=False, name="Momentum",
                  use_nesterov=False):
         super().__init__(use_locking, name)
@@ -47,12 +51,14 @@ class MomentumOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         accum = self.get_slot(var, "momentum")
         return training_ops.apply_momentum(
-            var._ref(), accum._ref(), self._tensor(self._learning_rate, "learning_rate", var),
-            grad, self._tensor(self._momentum, "momentum", var),
+            var._ref(), accum._ref(), self._tensor("learning_rate", var),
+            grad, self._tensor("momentum", var),
             use_locking=self._use_locking, use_nesterov=self._use_nesterov).op
 
 
 class AdagradOptimizer(Optimizer):
+    _HYPER = (("learning_rate", "_learning_rate"),)
+
     def __init__(self, learning_rate, initial_accumulator_value=0.1, use_locking=False,
                  name="Adagrad"):
         if initial_accumulator_value <= 0.0:
@@ -76,11 +82,14 @@ class AdagradOptimizer(Optimizer):
     def _apply_dense(self, grad, var):
         return training_ops.apply_adagrad(
             var._ref(), self.get_slot(var, "accumulator")._ref(),
-            self._tensor(self._learning_rate, "learning_rate", var), grad,
+            self._tensor("learning_rate", var), grad,
             use_locking=self._use_locking).op
 
 
 class RMSPropOptimizer(Optimizer):
+    _HYPER = (("learning_rate", "_learning_rate"), ("decay", "_decay"),
+              ("momentum", "_momentum"), ("epsilon", "_epsilon"))
+
     def __init__(self, learning_rate, decay=0.9, momentum=0.0, epsilon=1e-10,
                  use_locking=False, centered=False, name="RMSProp"):
         if centered:
@@ -105,15 +114,17 @@ class RMSPropOptimizer(Optimizer):
             self._zeros_slot(v, "momentum", self._name + "_1")
 
     def _apply_dense(self, grad, var):
-        t = lambda value, name: self._tensor(value, name, var)  # noqa: E731
+        t = lambda name: self._tensor(name, var)  # noqa: E731
         return training_ops.apply_rms_prop(
             var._ref(), self.get_slot(var, "rms")._ref(), self.get_slot(var, "momentum")._ref(),
-            t(self._learning_rate, "learning_rate"), t(self._decay, "decay"),
-            t(self._momentum, "momentum"), t(self._epsilon, "epsilon"), grad,
+            t("learning_rate"), t("decay"), t("momentum"), t("epsilon"), grad,
             use_locking=self._use_locking).op
 
 
 class AdamOptimizer(Optimizer):
+    _HYPER = (("learning_rate", "_lr"), ("beta1", "_beta1"), ("beta2", "_beta2"),
+              ("epsilon", "_epsilon"))
+
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8,
                  use_locking=False, name="Adam"):
         super().__init__(use_locking, name)
@@ -135,11 +146,12 @@ class AdamOptimizer(Optimizer):
 
     def _apply_dense(self, grad, var):
         b1p, b2p = self._powers()
-        t = lambda value, name: self._tensor(value, name, var)  # noqa: E731
+        t = lambda name: self._tensor(name, var)  # noqa: E731
+        dtype = var.dtype.base_dtype
         return training_ops.apply_adam(
             var._ref(), self.get_slot(var, "m")._ref(), self.get_slot(var, "v")._ref(),
-            b1p.value(), b2p.value(), t(self._lr, "learning_rate"), t(self._beta1, "beta1"),
-            t(self._beta2, "beta2"), t(self._epsilon, "epsilon"), grad,
+            math_ops.cast(b1p.value(), dtype), math_ops.cast(b2p.value(), dtype),
+            t("learning_rate"), t("beta1"), t("beta2"), t("epsilon"), grad,
             use_locking=self._use_locking).op
 
     def _finish(self, update_ops, name_scope_):
@@ -147,7 +159,9 @@ class AdamOptimizer(Optimizer):
         graph = get_default_graph()
         b1p, b2p = self._powers()
         with graph.control_dependencies(update_ops), graph.colocate_with(b1p.op):
-            update_b1 = b1p.assign(b1p.value() * self._beta1, use_locking=self._use_locking)
-            update_b2 = b2p.assign(b2p.value() * self._beta2, use_locking=self._use_locking)
+            update_b1 = b1p.assign(b1p.value() * self._hyper["beta1"],
+                                   use_locking=self._use_locking)
+            update_b2 = b2p.assign(b2p.value() * self._hyper["beta2"],
+                                   use_locking=self._use_locking)
         return group(*(list(update_ops) + [update_b1, update_b2]),
                      name=name_scope_ or None)
