@@ -3,8 +3,6 @@
 # value is still read, it stays in the step as a Const of its own name; the
 # ops and Consts before it are gone from the trace. (TF's Grappler folds even at
 # OptimizerOptions.L0; minitf's L0 runs every op, see tests/unit/test_config_options.py.)
-import numpy as np
-
 from engine import tf
 
 x = tf.placeholder(tf.float32, name="x")
