@@ -94,19 +94,22 @@ def fold(nodes, contexts, fetch_slots):
         node = nodes[i]
         if i in folded and node.op.type != "Const" and any(
                 slot in read and stored_bytes(values[slot]) > MAX_FOLDED_BYTES
-                for slot in range(node.out_base, node.out_end)):
+                for slot in _outputs(node)):
             folded.discard(i)
             read.update(node.inputs)
     left = []
     for i, node in enumerate(nodes):
         if i not in folded:
             left.append(node)
-        elif node.op in waited_for or any(slot in read for slot in range(node.out_base,
-                                                                           node.out_end)):
+        elif node.op in waited_for or any(slot in read for slot in _outputs(node)):
             left.append(node if node.op.type == "Const" else
-                        frozen(node, [values[slot] for slot in range(node.out_base,
-                                                                     node.out_end)]))
+                        frozen(node, [values[slot] for slot in _outputs(node)]))
     return left
+
+
+def _outputs(node):
+    """The slots of ``node``'s outputs."""
+    return range(node.out_base, node.out_end)
 
 
 def frozen(node, outs):
