@@ -256,13 +256,31 @@ def _conv2d_kernel(op, backend):
 
     def compute(ctx, inputs):
         x, w = inputs
-        _check_on_device(ctx, op, fmt, errors.UnimplementedError,
-                         "The Conv2D op currently only supports the NHWC tensor format on the "
-                         "CPU. The op was given the format: NCHW")
-        _check_conv_strides(op)
-        _check_depths(x.shape, w.shape, fmt)
-        strides, dilations, pads, _ = _conv_geometry(op, x.shape, w.shape)
-        return [conv(x, w, strides, dilations, pads, fmt)]
+        return [conv(x, w, *_checked_conv2d(ctx, op, fmt, x, w))]
+    return compute
+
+
+def _checked_conv2d(ctx, op, fmt, x, w):
+    """Conv2D's checks of its inputs; its ``(strides, dilations, pads, fmt)``."""
+    _check_on_device(ctx, op, fmt, errors.UnimplementedError,
+                     "The Conv2D op currently only supports the NHWC tensor format on the "
+                     "CPU. The op was given the format: NCHW")
+    _check_conv_strides(op)
+    _check_depths(x.shape, w.shape, fmt)
+    strides, dilations, pads, _ = _conv_geometry(op, x.shape, w.shape)
+    return strides, dilations, pads, fmt
+
+
+def fused_conv2d_kernel(op, backend):
+    """``compute(ctx, x, w, bias, relu) -> y``: Conv2D ``op`` with a BiasAdd (and,
+    with ``relu``, a Relu) applied to its output as it is computed, TF's
+    ``_FusedConv2D``. minitf/runtime/remapper.py builds it where a graph has
+    the three ops in a row; the CPU backend's ``conv2d`` takes the epilogue."""
+    conv = backend.conv2d
+    fmt = op.get_attr("data_format")
+
+    def compute(ctx, x, w, bias, relu):
+        return conv(x, w, *_checked_conv2d(ctx, op, fmt, x, w), bias=bias, relu=relu)
     return compute
 
 

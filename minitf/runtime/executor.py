@@ -45,7 +45,7 @@ from minitf.framework.op_def import DEAD, NOTHING
 from minitf.kernels import registry
 from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
 from minitf.runtime import (constant_folding, copies, deadness, dependency_optimizer,
-                            frames, fusion)
+                            frames, fusion, remapper)
 from minitf.runtime.node import Node, annotate
 from minitf.runtime.step import KernelContext
 
@@ -142,6 +142,7 @@ class Plan:
         else:
             self.memory = None
         if fusion.enabled(fuse):
+            self.nodes = remapper.fuse_convolutions(self.nodes, fetch_slots, self.feeds)
             self.nodes = fusion.fuse_nodes(self.nodes, fetch_slots, self.feeds)
         producer = {}
         index_of = {}

@@ -864,14 +864,29 @@ class _Convolution:
         self.ow = _out_len(self.w, kw, strides[1], dilations[1], pl, pr)
         self.k = kh * kw * self.c
         self.rows_per_image = self.oh * self.ow
-        self.per_chunk = max(1, min(self.n, COLS_PER_CHUNK // max(1, self.rows_per_image
-                                                                   * self.k)))
+        # As many chunks as fit the cache, rounded up to a multiple of the
+        # threads, with sizes that differ by at most one image, so that every
+        # thread gets the same work (3 chunks on 2 threads leave one idle for
+        # a third of the time).
+        per_chunk = max(1, min(self.n, COLS_PER_CHUNK // max(1, self.rows_per_image * self.k)))
+        count = -(-self.n // per_chunk) if self.n else 1
+        threads = _chunk_threads()
+        if count > 1 and threads > 1:
+            count = min(self.n, -(-count // threads) * threads)
+        self.n_chunks = count
+        self.per_chunk = -(-self.n // count) if self.n else 1
         self.pointwise = (kh == kw == 1 and strides == (1, 1) and pt == pl == 0
                           and self.oh == self.h and self.ow == self.w)
 
     def chunks(self):
-        return [(n0, min(self.per_chunk, self.n - n0))
-                for n0 in range(0, self.n, self.per_chunk)]
+        """``(first image, images)`` of each chunk."""
+        count, out, n0 = self.n_chunks, [], 0
+        for i in range(count):
+            m = self.n // count + (1 if i < self.n % count else 0)
+            if m:
+                out.append((n0, m))
+            n0 += m
+        return out
 
     def rows(self, n0, m):
         return slice(n0 * self.rows_per_image, (n0 + m) * self.rows_per_image)
@@ -949,9 +964,16 @@ def _direct_pays(conv):
 DIRECT_MAX_K, DIRECT_MAX_O = 0, 0
 
 
-def conv2d(x, w, strides, dilations, pads, data_format="NHWC"):
+def conv2d(x, w, strides, dilations, pads, data_format="NHWC", bias=None, relu=False):
     """TF's Conv2D (see :mod:`.conv`): im2col + a matrix product per chunk of
-    images (or the direct loop nest for thin products); ``[N, OH, OW, O]``."""
+    images (or the direct loop nest for thin products); ``[N, OH, OW, O]``.
+
+    ``bias`` (a vector of ``O``, NHWC, the compute dtype) and ``relu`` make it
+    TF's fused convolution (``_FusedConv2D``, minitf/runtime/remapper.py): each
+    chunk's rows get the bias added, then the ReLU, right after their product,
+    while they are still in the cache, instead of two more passes over the
+    whole output. The result is the same to the bit: the same float adds, in
+    the same order."""
     x = np.asarray(x)
     dtype = x.dtype
     cdtype = _conv_dtype(dtype, "Conv2D")
@@ -960,21 +982,31 @@ def conv2d(x, w, strides, dilations, pads, data_format="NHWC"):
     conv = _Convolution(xn.shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
                         tuple(dilations), tuple(pads), cdtype)
     y = np.zeros((conv.n, conv.oh, conv.ow, conv.o), cdtype)
-    if y.size and conv.k:
-        if _direct_pays(conv):
-            parallel = y.size * conv.k >= PARALLEL_MIN_SIZE
-            kernel = jit_kernel(_conv.conv_direct_kernel, _conv.direct_signature, (cdtype,),
-                                fastmath={"contract"})
-            (sh, sw), (dh, dw), (pt, _, pl, _) = strides, dilations, pads
-            _call(kernel, parallel, xn, w, sh, sw, dh, dw, pt, pl, y, parallel)
-        else:
-            flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
-            w2 = w.reshape(conv.k, conv.o)
-            y2 = y.reshape(-1, conv.o)
+    y2 = y.reshape(-1, conv.o)
+    epilogue = None
+    if bias is not None:
+        epilogue = jit_kernel(_conv.bias_relu_rows_kernel, _conv.bias_relu_rows_signature,
+                              (cdtype,))
+        bias = np.ascontiguousarray(bias, dtype=cdtype)
+    if y.size and conv.k and not _direct_pays(conv):
+        flat = xn.reshape(conv.n, conv.h, conv.w * conv.c)
+        w2 = w.reshape(conv.k, conv.o)
 
-            def work(n0, m, buffer):
-                _gemm(conv.im2col(flat, n0, m, buffer), w2, y2[conv.rows(n0, m)])
-            conv.run(work)
+        def work(n0, m, buffer):
+            rows = _gemm(conv.im2col(flat, n0, m, buffer), w2, y2[conv.rows(n0, m)])
+            if epilogue is not None:
+                epilogue(rows, bias, relu, False)
+        conv.run(work)
+        return _nhwc_out(y, data_format, dtype)
+    if y.size and conv.k:
+        parallel = y.size * conv.k >= PARALLEL_MIN_SIZE
+        kernel = jit_kernel(_conv.conv_direct_kernel, _conv.direct_signature, (cdtype,),
+                            fastmath={"contract"})
+        (sh, sw), (dh, dw), (pt, _, pl, _) = strides, dilations, pads
+        _call(kernel, parallel, xn, w, sh, sw, dh, dw, pt, pl, y, parallel)
+    if epilogue is not None and y.size:
+        parallel = y.size >= PARALLEL_MIN_SIZE
+        _call(epilogue, parallel, y2, bias, relu, parallel)
     return _nhwc_out(y, data_format, dtype)
 
 

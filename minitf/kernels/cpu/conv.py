@@ -567,6 +567,34 @@ def _bias_row(xr, b, yr):
         yr[c] = xr[c] + b[c]
 
 
+def bias_relu_rows_kernel(y, b, relu, parallel):
+    """A fused convolution's epilogue (see ``conv2d(..., bias=, relu=)``), in place
+    on rows ``[R, C]`` of its output while they are still in the cache: the
+    BiasAdd and, with ``relu``, the Relu after it (NaN stays NaN, as in Relu)::
+
+        for r in prange(R):
+            v = y[r, :] + b
+            y[r, :] = v if not relu else (v where v > 0 or v is NaN, else 0)
+    """
+    if parallel:
+        for r in prange(y.shape[0]):
+            _bias_relu_row(y[r], b, relu)
+    else:
+        for r in range(y.shape[0]):
+            _bias_relu_row(y[r], b, relu)
+
+
+@numba.njit(inline="always")
+def _bias_relu_row(yr, b, relu):
+    if relu:
+        for c in range(yr.size):
+            v = yr[c] + b[c]
+            yr[c] = v if v > 0 or v != v else 0
+    else:
+        for c in range(yr.size):
+            yr[c] = yr[c] + b[c]
+
+
 def bias_planes_kernel(x, b, y, parallel):
     """Channels first: ``y[n, c, k] = x[n, c, k] + b[c]`` over ``[N, C, H*W]``::
 
@@ -590,6 +618,11 @@ def _bias_plane(xp, bc, yp):
 def bias_rows_signature(np_dtype):
     t = numba.from_dtype(np_dtype)
     return numba.void(readonly(np_dtype, 2), readonly(np_dtype, 1), t[:, ::1], numba.boolean)
+
+
+def bias_relu_rows_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    return numba.void(t[:, ::1], readonly(np_dtype, 1), numba.boolean, numba.boolean)
 
 
 def bias_planes_signature(np_dtype):
