@@ -310,8 +310,8 @@ def _filters(kh, kw, c, o, dtype, k=0):
 
 
 #: (input NHWC dims, filter dims, conv2d keyword arguments) of the parity examples:
-#: SAME and VALID, strides 1 and 2, a dilation, NCHW, explicit padding, and one
-#: large enough for the threaded kernels.
+#: SAME and VALID, strides 1 and 2, a dilation, NCHW, explicit padding, one
+#: large enough for the threaded kernels, and one-channel inputs.
 _CONV_CASES = [
     ((2, 5, 5, 3), (3, 3, 3, 4), dict(strides=[1, 1, 1, 1], padding="SAME")),
     ((1, 6, 7, 2), (3, 2, 2, 3), dict(strides=[1, 2, 2, 1], padding="VALID")),
@@ -322,6 +322,13 @@ _CONV_CASES = [
     ((2, 5, 6, 3), (3, 3, 3, 2), dict(strides=[1, 1, 2, 2], padding="SAME",
                                       data_format="NCHW")),
     ((8, 28, 28, 4), (5, 5, 4, 16), dict(strides=[1, 1, 1, 1], padding="SAME")),
+    # one input channel (its columns are built transposed): a row stride, a column
+    # dilation, explicit padding, and one large enough for the chunk threads
+    ((2, 6, 7, 1), (3, 4, 1, 3), dict(strides=[1, 2, 1, 1], padding="SAME",
+                                      dilations=[1, 1, 2, 1])),
+    ((3, 9, 8, 1), (5, 5, 1, 4), dict(strides=[1, 1, 1, 1],
+                                      padding=[[0, 0], [2, 1], [0, 3], [0, 0]])),
+    ((32, 28, 28, 1), (5, 5, 1, 32), dict(strides=[1, 1, 1, 1], padding="SAME")),
 ]
 
 

@@ -120,6 +120,53 @@ def im2col_kernel(x, C, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, cols, parall
 
 
 @numba.njit(inline="always")
+def _tap_row(x, k, kh, kw, sh, dh, dw, pt, pl, oh, ow, n0, out):
+    """Row ``k`` (tap ``i, j``) of the one-channel columns: for every output row
+    ``(n, p)``, the image row under that tap, shifted by the tap's column."""
+    H, W = x.shape[1], x.shape[2]
+    i, j = k // kw, k % kw
+    off = j * dw - pl
+    q0 = min(max(-off, 0), ow)            # the q whose column q + off is in the image
+    q1 = max(min(W - off, ow), q0)
+    for b in range(out.shape[0] // ow):
+        r = (b % oh) * sh + i * dh - pt
+        dst = out[b * ow:(b + 1) * ow]
+        if r < 0 or r >= H:
+            for q in range(ow):
+                dst[q] = 0
+            continue
+        for q in range(q0):
+            dst[q] = 0
+        for q in range(q1, ow):
+            dst[q] = 0
+        part = dst[q0:q1]
+        src = x[n0 + b // oh, r, q0 + off:q1 + off]
+        for q in range(part.size):
+            part[q] = src[q]
+
+
+def im2col_one_channel_kernel(x, kh, kw, sh, dh, dw, pt, pl, oh, ow, n0, cols, parallel):
+    """im2col for a one-channel image with column stride 1, written transposed:
+    ``cols[i*KW + j, row] = x[n, r, q + j*dw - left]`` (0 in the padding).
+
+    With one channel, a row of :func:`im2col_kernel`'s matrix is KW runs of one
+    to KW numbers each, too short for the copy loops to pay. Transposed, the
+    taps are rows and each output row ``(n, p)`` is one contiguous run of the
+    image row under the tap, OW numbers long; BLAS reads ``cols.T`` in place
+    as the same ``[rows, K]`` matrix::
+
+        for tap in prange(KH*KW):
+            for (n, p):  cols[tap, (n, p, :)] = x[n, r, j*dw - left : ... + OW]
+    """
+    if parallel:
+        for k in prange(cols.shape[0]):
+            _tap_row(x, k, kh, kw, sh, dh, dw, pt, pl, oh, ow, n0, cols[k])
+    else:
+        for k in range(cols.shape[0]):
+            _tap_row(x, k, kh, kw, sh, dh, dw, pt, pl, oh, ow, n0, cols[k])
+
+
+@numba.njit(inline="always")
 def _add_patches(cols, C, n, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx):
     H, W = dx.shape[1], dx.shape[2] // C
     run = kw * C
@@ -171,6 +218,13 @@ def im2col_signature(np_dtype):
     t = numba.from_dtype(np_dtype)
     i = numba.int64
     return numba.void(readonly(np_dtype, 3), i, i, i, i, i, i, i, i, i, i, i, i, t[:, ::1],
+                      numba.boolean)
+
+
+def im2col_one_channel_signature(np_dtype):
+    t = numba.from_dtype(np_dtype)
+    i = numba.int64
+    return numba.void(readonly(np_dtype, 3), i, i, i, i, i, i, i, i, i, i, t[:, ::1],
                       numba.boolean)
 
 
