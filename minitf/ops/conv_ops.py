@@ -560,6 +560,7 @@ _POOL_CASES = [
     ((2, 5, 4, 2), [3, 2], [1, 2], "SAME", "NHWC"),
     ((1, 6, 5, 2), 2, 1, "VALID", "NCHW"),
     ((16, 28, 28, 8), 2, 2, "SAME", "NHWC"),
+    ((11, 28, 28, 128), 3, 2, "SAME", "NHWC"),      # large: its images split over threads
 ]
 
 

@@ -998,7 +998,8 @@ def conv2d(x, w, strides, dilations, pads, data_format="NHWC", bias=None, relu=F
     w = np.ascontiguousarray(w, dtype=cdtype)
     conv = _Convolution(xn.shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
                         tuple(dilations), tuple(pads), cdtype)
-    y = np.zeros((conv.n, conv.oh, conv.ow, conv.o), cdtype)
+    # (every path below writes every element, BLAS with beta = 0 included)
+    y = (np.empty if conv.k else np.zeros)((conv.n, conv.oh, conv.ow, conv.o), cdtype)
     y2 = y.reshape(-1, conv.o)
     epilogue = None
     if bias is not None:
@@ -1038,8 +1039,9 @@ def conv2d_backprop_input(input_shape, w, dy, strides, dilations, pads, data_for
     shape = _nhwc_dims(input_shape, data_format)
     conv = _Convolution(shape, w.shape[0], w.shape[1], w.shape[3], tuple(strides),
                         tuple(dilations), tuple(pads), cdtype)
-    dx = np.zeros(shape, cdtype)
-    if dx.size and g.size and conv.k:
+    nothing = not (g.size and conv.k)
+    dx = (np.zeros if nothing else np.empty)(shape, cdtype)   # col2im zeroes each image
+    if dx.size and not nothing:
         w2 = w.reshape(conv.k, conv.o)
         g2 = g.reshape(-1, conv.o)
         flat = dx.reshape(conv.n, conv.h, conv.w * conv.c)
@@ -1081,6 +1083,33 @@ def conv2d_backprop_filter(x, filter_shape, dy, strides, dilations, pads, data_f
     return dw.reshape(kh, kw, c, o).astype(dtype, copy=False)
 
 
+#: Pooling over at least this many input elements (1M: about 0.3 ms on one
+#: core) shares its images out over the chunk threads; from PARALLEL_MIN_SIZE
+#: on, the kernel's own parallel loop takes over.
+POOL_SPLIT_MIN_SIZE = 1 << 20
+
+
+def _by_images(n, size, run):
+    """``run(lo, hi, parallel)`` over images ``lo .. hi`` of a batch of ``n``.
+
+    A pooling kernel on a mid-size batch (the CNN benchmark's 64x28x28x32)
+    takes a millisecond on one core, too little for Numba's parallel loop to
+    pay on the build machines (see compile.py), while in a training step it
+    often runs alone, the other core idle. So the batch is cut into one part
+    per chunk thread (the convolutions' pool, which also keeps concurrent
+    kernels from oversubscribing the cores), each part a serial kernel call.
+    """
+    if size >= PARALLEL_MIN_SIZE:
+        with PARALLEL_LOCK:
+            return run(0, n, True)
+    threads = min(n, _chunk_threads())
+    if threads <= 1 or size < POOL_SPLIT_MIN_SIZE:
+        return run(0, n, False)
+    parts = [(i * n // threads, (i + 1) * n // threads) for i in range(threads)]
+    for _ in _chunk_pool().map(lambda part: run(part[0], part[1], False), parts):
+        pass
+
+
 def _pool_lowest(dtype):
     """The start of a max: the storage dtype's lowest finite value (TF's)."""
     dtype = np.dtype(dtype)
@@ -1100,10 +1129,11 @@ def max_pool(x, ksize, strides, pads, data_format="NHWC"):
     y = np.empty((n, _out_len(h, ksize[0], strides[0], 1, pt, pb),
                   _out_len(w, ksize[1], strides[1], 1, pl, pr), c), cdtype)
     if y.size:
-        parallel = xn.size >= PARALLEL_MIN_SIZE
         kernel = jit_kernel(_conv.max_pool_kernel, _conv.pool_signature, (cdtype,))
-        _call(kernel, parallel, xn, ksize[0], ksize[1], strides[0], strides[1], pt, pl,
-              cdtype.type(_pool_lowest(dtype)), y, parallel)
+        lowest = cdtype.type(_pool_lowest(dtype))
+        _by_images(n, xn.size, lambda lo, hi, parallel: kernel(
+            xn[lo:hi], ksize[0], ksize[1], strides[0], strides[1], pt, pl, lowest, y[lo:hi],
+            parallel))
     return _nhwc_out(y, data_format, dtype)
 
 
@@ -1115,13 +1145,14 @@ def max_pool_grad(x, y, dy, ksize, strides, pads, data_format="NHWC"):
     xn = _nhwc_in(x, data_format, cdtype)
     g = _nhwc_in(dy, data_format, cdtype)
     n, _, _, c = xn.shape
-    dx = np.zeros(xn.shape, cdtype)
+    dx = (np.empty if g.size else np.zeros)(xn.shape, cdtype)   # the kernel zeroes each image
     if g.size:
-        parallel = n > 1 and xn.size >= PARALLEL_MIN_SIZE
         kernel = jit_kernel(_conv.max_pool_grad_kernel, _conv.max_grad_signature,
                             (cdtype, cdtype))
-        _call(kernel, parallel, xn, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
-              pads[2], dx, np.empty((n, c), cdtype), np.empty((n, c), np.int32), parallel)
+        best, winner = np.empty((n, c), cdtype), np.empty((n, c), np.int64)
+        _by_images(n, xn.size, lambda lo, hi, parallel: kernel(
+            xn[lo:hi], g[lo:hi], ksize[0], ksize[1], strides[0], strides[1], pads[0],
+            pads[2], dx[lo:hi], best[lo:hi], winner[lo:hi], parallel))
     return _nhwc_out(dx, data_format, dtype)
 
 
@@ -1136,10 +1167,10 @@ def avg_pool(x, ksize, strides, pads, data_format="NHWC"):
     y = np.empty((n, _out_len(h, ksize[0], strides[0], 1, pt, pb),
                   _out_len(w, ksize[1], strides[1], 1, pl, pr), c), cdtype)
     if y.size:
-        parallel = xn.size >= PARALLEL_MIN_SIZE
         kernel = jit_kernel(_conv.avg_pool_kernel, _conv.avg_signature, (cdtype,))
-        _call(kernel, parallel, xn, ksize[0], ksize[1], strides[0], strides[1], pt, pl, y,
-              parallel)
+        _by_images(n, xn.size, lambda lo, hi, parallel: kernel(
+            xn[lo:hi], ksize[0], ksize[1], strides[0], strides[1], pt, pl, y[lo:hi],
+            parallel))
     return _nhwc_out(y, data_format, dtype)
 
 
@@ -1151,10 +1182,10 @@ def avg_pool_grad(input_shape, dy, ksize, strides, pads, data_format="NHWC"):
     g = _nhwc_in(dy, data_format, cdtype)
     dx = np.zeros(_nhwc_dims(input_shape, data_format), cdtype)
     if g.size and dx.size:
-        parallel = dx.shape[0] > 1 and dx.size >= PARALLEL_MIN_SIZE
         kernel = jit_kernel(_conv.avg_pool_grad_kernel, _conv.avg_grad_signature, (cdtype,))
-        _call(kernel, parallel, g, ksize[0], ksize[1], strides[0], strides[1], pads[0],
-              pads[2], dx, parallel)
+        _by_images(dx.shape[0], dx.size, lambda lo, hi, parallel: kernel(
+            g[lo:hi], ksize[0], ksize[1], strides[0], strides[1], pads[0], pads[2],
+            dx[lo:hi], parallel))
     return _nhwc_out(dx, data_format, dtype)
 
 

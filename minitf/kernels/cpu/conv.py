@@ -170,6 +170,11 @@ def im2col_one_channel_kernel(x, kh, kw, sh, dh, dw, pt, pl, oh, ow, n0, cols, p
 def _add_patches(cols, C, n, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx):
     H, W = dx.shape[1], dx.shape[2] // C
     run = kw * C
+    image = dx[n]
+    for r in range(H):              # (zeroed here, while the image is about to be used)
+        row = image[r]
+        for k in range(row.size):
+            row[k] = 0
     for p in range(oh):
         for q in range(ow):
             row = cols[((n - n0) * oh + p) * ow + q]
@@ -196,7 +201,8 @@ def _add_patches(cols, C, n, n0, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, dx):
 
 
 def col2im_kernel(cols, C, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow, n0, dx, parallel):
-    """The transpose of :func:`im2col_kernel`: ``dx[n, r, s, c] += cols[row, tap*C + c]``.
+    """The transpose of :func:`im2col_kernel`: ``dx[n, r, s, c] += cols[row, tap*C + c]``
+    (each image of ``dx`` is zeroed first, so ``dx`` may come uninitialised).
 
     Patches of one image overlap (when the stride is smaller than the window),
     so the parallel items are whole images: two threads never add into the
@@ -327,55 +333,56 @@ def max_pool_kernel(x, kh, kw, sh, sw, pt, pl, lowest, y, parallel):
 
 @numba.njit(inline="always")
 def _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, winner):
+    # Elements are indexed in full (x[n, r, s, c]), not through row views: a view
+    # costs a reference-count update, and a parallel launch's threads all update
+    # the same count.
     H, W, C = x.shape[1], x.shape[2], x.shape[3]
+    image = dx[n].reshape(H * W * C)
+    for k in range(image.size):     # (zeroed here, while the image is about to be used)
+        image[k] = 0
     for p in range(dy.shape[1]):
         r0 = max(p * sh - pt, 0)
         r1 = min(p * sh - pt + kh, H)
         for q in range(dy.shape[2]):
             s0 = max(q * sw - pl, 0)
             s1 = min(q * sw - pl + kw, W)
-            first = x[n, r0, s0]
+            first = (r0 * W + s0) * C
             for c in range(C):
-                best[c] = first[c]
-                winner[c] = 0
-            cell = 0
+                best[n, c] = x[n, r0, s0, c]
+                winner[n, c] = first + c
             for r in range(r0, r1):
                 for s in range(s0, s1):
-                    xr = x[n, r, s]
+                    here = (r * W + s) * C
                     for c in range(C):          # branch-free, so that it vectorizes
-                        take = best[c] < xr[c]
-                        best[c] = xr[c] if take else best[c]
-                        winner[c] = cell if take else winner[c]
-                    cell += 1
-            g = dy[n, p, q]
-            cell = 0
-            for r in range(r0, r1):
-                for s in range(s0, s1):
-                    out = dx[n, r, s]
-                    for c in range(C):
-                        out[c] += g[c] if winner[c] == cell else 0
-                    cell += 1
+                        v = x[n, r, s, c]
+                        take = best[n, c] < v
+                        best[n, c] = v if take else best[n, c]
+                        winner[n, c] = here + c if take else winner[n, c]
+            for c in range(C):                  # the window's gradient to its winners
+                image[winner[n, c]] += dy[n, p, q, c]
 
 
 def max_pool_grad_kernel(x, dy, kh, kw, sh, sw, pt, pl, dx, best, winner, parallel):
     """TF's MaxPoolGrad: each window's gradient to the element that won it, found
     again from ``x``: the first element of the window, replaced by any later one
-    that is strictly greater (ties go to the first, as in TF). Both passes over
-    a window run across the channels, so they vectorize; windows overlap, so
-    the parallel items are images (``best``/``winner``: scratch rows ``[N, C]``)::
+    that is strictly greater (ties go to the first, as in TF); each image of
+    ``dx`` is zeroed first, so ``dx`` may come uninitialised. The search runs
+    across the channels, so it vectorizes; windows overlap, so the parallel
+    items are images (``best``/``winner``: scratch rows ``[N, C]``, ``winner``
+    the flat index of each channel's winner in the image)::
 
         for n in prange(N):
             for p, q:
-                winner[:] = 0;  best[:] = x[first cell]
-                for each cell k:  if best < x[cell]: best, winner = x[cell], k
-                for each cell k:  dx[n, cell, :] += dy[n, p, q, :] where winner == k
+                best[:] = x[first cell];  winner[:] = first cell
+                for each cell:  where best < x[cell]: best, winner = x[cell], cell
+                dx[n].flat[winner] += dy[n, p, q, :]
     """
     if parallel:
         for n in prange(x.shape[0]):
-            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], winner[n])
+            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, winner)
     else:
         for n in range(x.shape[0]):
-            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best[n], winner[n])
+            _max_grad_image(x, dy, n, kh, kw, sh, sw, pt, pl, dx, best, winner)
 
 
 @numba.njit(inline="always")
@@ -459,7 +466,7 @@ def max_grad_signature(np_dtype, grad_dtype):
     g = numba.from_dtype(grad_dtype)
     i = numba.int64
     return numba.void(readonly(np_dtype, 4), readonly(grad_dtype, 4), i, i, i, i, i, i,
-                      g[:, :, :, ::1], t[:, ::1], numba.int32[:, ::1], numba.boolean)
+                      g[:, :, :, ::1], t[:, ::1], numba.int64[:, ::1], numba.boolean)
 
 
 def avg_signature(np_dtype):
