@@ -44,7 +44,7 @@ def foldable(node, folded_slots):
     op, row = node.op, node.op.op_def
     return (row is not None and not row.stateful and not row.blocking and not row.makes_dead
             and row.frame_move is None
-            and not row.ref_inputs and not op._control_inputs and node.members is None
+            and not row.ref_inputs and not node.control_inputs and node.members is None
             and node.device.device_type == "CPU"
             and not any(t.dtype.is_ref_dtype for t in op._inputs)
             and all(slot in folded_slots for slot in node.inputs))
@@ -87,7 +87,7 @@ def fold(nodes, contexts, fetch_slots):
     for i, node in enumerate(nodes):
         if i not in folded:
             read.update(node.inputs)
-            waited_for.update(node.op._control_inputs)
+            waited_for.update(node.control_inputs)
     # A read value too large to keep: its op runs in every step after all, so
     # the values it reads are read (its producers come earlier in ``nodes``).
     for i in range(len(nodes) - 1, -1, -1):

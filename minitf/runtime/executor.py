@@ -90,6 +90,11 @@ class Plan:
         needed -= unread.ops
         placer.place(needed)
         order = sorted(needed, key=lambda o: o._id)
+        self.placement = {op.name: placer.assigned[op].name for op in order}
+        preserve = {t.op for t in fetches} | set(targets) | {t.op for t in fed}
+        bypass = dependency_optimizer.Bypass(order if skip_unread else (), preserve, fed,
+                                             lambda op: placer.assigned[op].name, unread)
+        order = [op for op in order if op not in bypass.ops]
 
         slot_of = {}
         after = {}     # op -> assigns it must follow (see _variable_behind)
@@ -118,7 +123,7 @@ class Plan:
             except errors.OpError as e:
                 raise annotate(e, op)
             refs = set(row.ref_inputs)
-            inputs = [slot_of[t] for t in op._inputs]
+            inputs = [slot_of[bypass.resolve(t)] for t in op._inputs]
             if row.kernel_reads != NOTHING:    # (Switch/Merge route the value as it is)
                 for i in refs:
                     if i < len(inputs) and op._inputs[i].op.type in VALUE_OUTPUT_OPS:
@@ -126,11 +131,11 @@ class Plan:
             deref = tuple(i for i, t in enumerate(op._inputs)
                           if t.dtype.is_ref_dtype and i not in refs)
             node = Node(op, compute, device, inputs, deref, out_base, row.blocking)
+            node.control_inputs = bypass.control_inputs(op)
             if row.async_kernel is not None:
                 node.begin = row.async_kernel(op)
             self.nodes.append(node)
         fetch_slots = [slot_of[t] for t in fetches]
-        self.placement = {s.op.name: s.device.name for s in self.nodes}
         if fold:
             self.nodes = constant_folding.fold(self.nodes, contexts, fetch_slots)
         devices = placer.devices
@@ -154,13 +159,10 @@ class Plan:
         for i, s in enumerate(self.nodes):
             preds = {producer[j] for j in s.inputs if j in producer}
             controls = set()
+            # (control_inputs: what the op waits for, unread and gone-round ops
+            # replaced by what they waited for; a fused node's members have none)
+            controls.update(index_of[c] for c in s.control_inputs if c in index_of)
             for op in _ops_of(s):
-                for c in getattr(op, "_control_inputs", ()):
-                    if c in unread.ops:
-                        controls.update(index_of[w] for w in unread.waited_for_instead(c)
-                                        if w in index_of)
-                    elif c in index_of:
-                        controls.add(index_of[c])
                 controls.update(index_of[c] for c in after.get(op, ()) if c in index_of)
             controls.discard(i)
             s.control_preds = tuple(sorted(controls))

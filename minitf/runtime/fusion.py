@@ -73,14 +73,14 @@ def _fusible(s):
     return (s.members is None and not s.folded and not getattr(op, "is_copy", False)
             and s.device.device_type == "CPU" and not s.blocking
             and _template(op) is not None and _dtype(op) in DTYPES
-            and not op._control_inputs)
+            and not s.control_inputs)
 
 
 def _reduction(s):
     op = s.op
     return (s.members is None and not s.folded and not getattr(op, "is_copy", False)
             and s.device.device_type == "CPU" and op.op_def in REDUCTIONS
-            and _dtype(op) in DTYPES and not op._control_inputs)
+            and _dtype(op) in DTYPES and not s.control_inputs)
 
 
 def _operands(s):
@@ -96,7 +96,7 @@ def fuse_nodes(nodes, fetch_slots, feeds):
             uses[slot] = uses.get(slot, 0) + 1
     for slot in fetch_slots:
         uses[slot] = uses.get(slot, 0) + 2       # a fetched value must exist
-    control_targets = {c for s in nodes for c in s.op._control_inputs} if nodes else set()
+    control_targets = {c for s in nodes for c in s.control_inputs}
     producer = {}
     for i, s in enumerate(nodes):
         for k in range(s.n_out):
@@ -169,6 +169,7 @@ def _fused_node(chain):
     inputs = list(external) + ([axes_slot] if axes_slot is not None else [])
     kernel = FusedKernel(chain, external, produced)
     node = Node(tail.op, kernel.compute, tail.device, inputs, (), tail.out_base, False)
+    node.control_inputs = ()           # (no member waits for anything)
     node.members = tuple(s.op for s in chain)
     return node
 

@@ -18,11 +18,13 @@ class Node:
     ``seconds``: how long its kernel took last time (the dataflow executor
     times expensive ops and other devices' ops; 0.0 until then). ``folded``:
     its kernel ran once, when the plan was built, and it hands out that
-    result (constant_folding.py)."""
+    result (constant_folding.py). ``control_inputs``: the ops it waits
+    for."""
 
     __slots__ = ("op", "compute", "device", "inputs", "deref", "out_base", "n_out", "out_end",
                  "successors", "n_preds", "blocking", "members", "allocator",
-                 "control_preds", "dead_when", "expensive", "seconds", "begin", "folded")
+                 "control_preds", "dead_when", "expensive", "seconds", "begin", "folded",
+                 "control_inputs")
 
     def __init__(self, op, compute, device, inputs, deref, out_base, blocking):
         self.op = op
@@ -45,6 +47,9 @@ class Node:
         self.seconds = 0.0      # its last kernel time, where timed (executor.py)
         self.begin = None       # an asynchronous kernel's start (OpDef.async_kernel)
         self.folded = False
+        #: the ops it waits for (its op's control inputs, or what the dependency
+        #: optimizer put in their place: dependency_optimizer.Bypass)
+        self.control_inputs = tuple(op._control_inputs)
 
 
 # TF's names for dtypes in its messages (DataTypeString): "type float", not float32.

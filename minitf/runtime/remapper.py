@@ -43,7 +43,7 @@ def _plain(s, op_type):
     """Whether plan node ``s`` is an ordinary, unfused, CPU ``op_type`` node."""
     op = s.op
     return (op.type == op_type and s.members is None and not s.folded
-            and s.device.device_type == "CPU" and not op._control_inputs
+            and s.device.device_type == "CPU" and not s.control_inputs
             and (op_type == "Relu" or op.get_attr("data_format") == "NHWC")
             and op._attrs.get("T") is not None and op.get_attr("T").base_dtype.name in DTYPES)
 
@@ -56,7 +56,7 @@ def fuse_convolutions(nodes, fetch_slots, feeds):
             uses[slot] = uses.get(slot, 0) + 1
     for slot in fetch_slots:
         uses[slot] = uses.get(slot, 0) + 2       # a fetched value must exist
-    control_targets = {c for s in nodes for c in s.op._control_inputs}
+    control_targets = {c for s in nodes for c in s.control_inputs}
     producer = {}
     for s in nodes:
         producer[s.out_base] = s
@@ -99,6 +99,7 @@ def _fused_node(chain):
     deref = tuple(conv.deref) + tuple(2 for i in bias_add.deref if i == 1)
     kernel = FusedConvolution(chain)
     node = Node(tail.op, kernel.compute, tail.device, inputs, deref, tail.out_base, False)
+    node.control_inputs = ()           # (no member waits for anything)
     node.members = tuple(s.op for s in chain)
     node.expensive = True
     return node
