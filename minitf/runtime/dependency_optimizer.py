@@ -1,4 +1,6 @@
-"""Ops a step need not run: their values are never read, only waited for.
+"""Ops a step need not run: ops whose values are never read, only waited for
+(:class:`Unread`), and Identity and NoOp ops that only pass a value or a wait
+on (:class:`Bypass`, at the end of this module).
 
 ``optimizer.minimize`` builds, for every op on the way back from the loss, the
 gradient of each of its inputs, and groups them (``tf.tuple``: with the default
