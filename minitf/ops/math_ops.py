@@ -752,6 +752,19 @@ def _matmul_kernel(op, backend):
     return compute
 
 
+def fused_matmul_kernel(op, backend):
+    """``compute(ctx, a, b, bias, relu) -> y``: MatMul ``op`` with a bias added to
+    each row of its product (and, with ``relu``, a Relu), TF's ``_FusedMatMul``.
+    minitf/runtime/remapper.py builds it where a graph has the ops in a row
+    (``tf.matmul(x, w) + b``, a dense layer); the bias and the ReLU are applied
+    in place, while the product is still in the cache."""
+    product = _matmul_kernel(op, backend)
+
+    def compute(ctx, a, b, bias, relu):
+        return backend.bias_relu(product(ctx, [a, b])[0], bias, relu)
+    return compute
+
+
 def _matmul_grad(op, grad):
     a, b = op.inputs
     ta, tb = _transposes(op)

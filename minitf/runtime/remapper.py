@@ -34,9 +34,13 @@ It runs with fusion.py, under the same switch (``fuse_elementwise``,
 
 from minitf.kernels.registry import backend
 from minitf.ops.conv_ops import fused_conv2d_kernel
+from minitf.ops.math_ops import fused_matmul_kernel
 from minitf.runtime.node import Node
 
 DTYPES = ("float32", "float64")
+#: The ops a fused kernel starts with, and the ops that add a bias after them.
+HEADS = ("Conv2D", "MatMul")
+BIAS_OPS = ("BiasAdd", "AddV2", "Add")
 
 
 def _plain(s, op_type):
@@ -44,12 +48,27 @@ def _plain(s, op_type):
     op = s.op
     return (op.type == op_type and s.members is None and not s.folded
             and s.device.device_type == "CPU" and not s.control_inputs
-            and (op_type == "Relu" or op.get_attr("data_format") == "NHWC")
+            and (op_type not in ("Conv2D", "BiasAdd") or op.get_attr("data_format") == "NHWC")
             and op._attrs.get("T") is not None and op.get_attr("T").base_dtype.name in DTYPES)
 
 
+def _bias_side(s, head_slot):
+    """Which input of bias node ``s`` is the bias (the other reads the head), or
+    None: BiasAdd's second; for AddV2, the input that is a vector (static shape
+    ``[n]``) while the head's output has two or more dimensions."""
+    if s.op.type == "BiasAdd":
+        return 1 if s.inputs[0] == head_slot else None
+    for side in (0, 1):
+        if s.inputs[1 - side] == head_slot and s.inputs[side] != head_slot:
+            bias = s.op._inputs[side].shape
+            head = s.op._inputs[1 - side].shape
+            if bias.ndims == 1 and head.ndims is not None and head.ndims >= 2:
+                return side
+    return None
+
+
 def fuse_convolutions(nodes, fetch_slots, feeds):
-    """Return ``nodes`` with every Conv2D -> BiasAdd (-> Relu) replaced by one node."""
+    """Return ``nodes`` with every Conv2D or MatMul -> bias (-> Relu) replaced by one node."""
     uses = {}
     for s in nodes:
         for slot in s.inputs:
@@ -67,14 +86,18 @@ def fuse_convolutions(nodes, fetch_slots, feeds):
                 and s.device is reader.device and s.op._outputs[0] not in fed
                 and s.op.get_attr("T") == reader.op.get_attr("T"))
 
-    chains = {}          # tail node -> (conv, bias_add[, relu])
+    chains = {}          # tail node -> (head, bias op, bias side[, relu])
     for s in nodes:
-        if not _plain(s, "BiasAdd"):
+        if not any(_plain(s, t) for t in BIAS_OPS):
             continue
-        conv = producer.get(s.inputs[0])
-        if conv is None or not _plain(conv, "Conv2D") or not only_reader(conv, s):
-            continue
-        chains[s] = (conv, s)
+        for slot in s.inputs[:2]:
+            head = producer.get(slot)
+            if head is not None and any(_plain(head, t) for t in HEADS) \
+                    and only_reader(head, s):
+                side = _bias_side(s, head.out_base)
+                if side is not None:
+                    chains[s] = (head, s, side)
+                    break
     for s in nodes:
         if _plain(s, "Relu"):
             bias_add = producer.get(s.inputs[0])
@@ -82,7 +105,8 @@ def fuse_convolutions(nodes, fetch_slots, feeds):
                 chains[s] = chains.pop(bias_add) + (s,)
     if not chains:
         return nodes
-    inside = {id(m) for chain in chains.values() for m in chain[:-1]}
+    # (the chain's last op is its tail, whose output the fused node computes)
+    inside = {id(m) for chain in chains.values() for m in _members(chain)[:-1]}
     out = []
     for s in nodes:
         if id(s) in inside:
@@ -92,46 +116,59 @@ def fuse_convolutions(nodes, fetch_slots, feeds):
     return out
 
 
+def _members(chain):
+    """The nodes of ``chain`` = (head, bias op, bias side[, relu]), in order."""
+    return (chain[0], chain[1]) + tuple(chain[3:])
+
+
 def _fused_node(chain):
-    conv, bias_add = chain[0], chain[1]
-    tail = chain[-1]
-    inputs = [conv.inputs[0], conv.inputs[1], bias_add.inputs[1]]
-    deref = tuple(conv.deref) + tuple(2 for i in bias_add.deref if i == 1)
-    kernel = FusedConvolution(chain)
+    head, bias_add, side = chain[0], chain[1], chain[2]
+    tail = _members(chain)[-1]
+    inputs = [head.inputs[0], head.inputs[1], bias_add.inputs[side]]
+    deref = tuple(head.deref) + tuple(2 for i in bias_add.deref if i == side)
+    kernel = FusedKernel(chain)
     node = Node(tail.op, kernel.compute, tail.device, inputs, deref, tail.out_base, False)
     node.control_inputs = ()           # (no member waits for anything)
-    node.members = tuple(s.op for s in chain)
+    node.members = tuple(s.op for s in kernel.members)
     node.expensive = True
     return node
 
 
-class FusedConvolution:
-    """The compute function of a fused convolution node, with its fallback."""
+class FusedKernel:
+    """The compute function of a fused node (a convolution or a matrix product,
+    its bias and its Relu), with its fallback."""
 
     def __init__(self, chain):
-        self.chain = chain
-        self.relu = len(chain) == 3
-        self.fused = fused_conv2d_kernel(chain[0].op, backend("cpu"))
+        self.members = _members(chain)
+        self.side = chain[2]
+        self.relu = len(chain) == 4
+        make = fused_conv2d_kernel if chain[0].op.type == "Conv2D" else fused_matmul_kernel
+        self.fused = make(chain[0].op, backend("cpu"))
         self.last_shapes = {}
 
     def compute(self, ctx, inputs):
-        x, w, bias = inputs
-        if (getattr(bias, "ndim", None) != 1 or getattr(w, "ndim", None) != 4
-                or bias.shape[0] != w.shape[3] or bias.dtype != w.dtype):
+        a, b, bias = inputs
+        if (getattr(bias, "ndim", None) != 1 or getattr(b, "ndim", None) not in (2, 4)
+                or getattr(a, "ndim", None) != b.ndim or bias.dtype != b.dtype
+                or a.dtype != b.dtype):
             return self._fallback(ctx, inputs)
-        y = self.fused(ctx, x, w, bias, self.relu)
+        n = b.shape[3] if b.ndim == 4 else (
+            b.shape[0] if self.members[0].op.get_attr("transpose_b") else b.shape[1])
+        if bias.shape[0] != n:
+            return self._fallback(ctx, inputs)
+        y = self.fused(ctx, a, b, bias, self.relu)
         if ctx.step.trace is not None:
             # what the trace reports for the members' outputs (never materialised)
-            self.last_shapes = {s.op: y.shape for s in self.chain[:-1]}
+            self.last_shapes = {s.op: y.shape for s in self.members[:-1]}
         return [y]
 
     def _fallback(self, ctx, inputs):
-        x, w, bias = inputs
-        conv, bias_add = self.chain[0], self.chain[1]
-        y = conv.compute(ctx, [x, w])[0]
-        self.last_shapes = {conv.op: y.shape}
-        y = bias_add.compute(ctx, [y, bias])[0]
+        a, b, bias = inputs
+        head, bias_add = self.members[0], self.members[1]
+        y = head.compute(ctx, [a, b])[0]
+        self.last_shapes = {head.op: y.shape}
+        y = bias_add.compute(ctx, [y, bias] if self.side == 1 else [bias, y])[0]
         self.last_shapes[bias_add.op] = y.shape
         if self.relu:
-            y = self.chain[2].compute(ctx, [y])[0]
+            y = self.members[2].compute(ctx, [y])[0]
         return [y]

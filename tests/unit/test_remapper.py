@@ -115,3 +115,38 @@ def test_training_through_fused_layers_matches_unfused():
                 return [sess.run([loss, train], {x: images})[0] for _ in range(3)]
     fused, plain = losses(None), losses(OFF)
     assert fused == plain and fused[2] < fused[0]
+
+
+def dense_layer(relu=True, bias_first=False, transpose_b=False, dtype=tf.float32):
+    x = tf.placeholder(dtype, [None, 5], name="x")
+    b = tf.placeholder(dtype, [3], name="b")
+    w = np.linspace(-1, 1, 15).reshape((3, 5) if transpose_b else (5, 3))
+    product = tf.matmul(x, tf.constant(w, dtype), transpose_b=transpose_b, name="product")
+    y = tf.add(b, product, name="plus") if bias_first else tf.add(product, b, name="plus")
+    return (tf.nn.relu(y, name="relu") if relu else y), x, b
+
+
+@pytest.mark.parametrize("relu,bias_first,transpose_b,dtype", [
+    (True, False, False, tf.float32), (False, True, False, tf.float32),
+    (True, True, True, tf.float64)])
+def test_matmul_plus_bias_and_relu_fuse_like_tf_dense(relu, bias_first, transpose_b, dtype):
+    rng = np.random.default_rng(4)
+    xs = rng.standard_normal((6, 5)).astype(dtype.as_numpy_dtype)
+    bs = rng.standard_normal(3).astype(dtype.as_numpy_dtype)
+    with tf.Graph().as_default():
+        y, x, b = dense_layer(relu, bias_first, transpose_b, dtype)
+        fused, labels = run(y, {x: xs, b: bs})
+        plain, _ = run(y, {x: xs, b: bs}, OFF)
+    np.testing.assert_array_equal(fused, plain)
+    members = "MatMul+AddV2+Relu" if relu else "MatMul+AddV2"
+    assert labels["product"] == "product = MatMul() [fused: %s]" % members
+
+
+def test_a_matrix_added_to_a_product_is_not_a_bias():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        m = tf.placeholder(tf.float32, [None, 3], name="m")
+        y = tf.nn.relu(tf.matmul(x, tf.eye(3), name="product") + m, name="relu")
+        value, labels = run(y, {x: np.ones((2, 3), np.float32),
+                                m: -np.ones((2, 3), np.float32) * 2})
+    assert labels["product"] == "product = MatMul()" and (value == 0).all()

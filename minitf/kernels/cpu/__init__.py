@@ -1110,6 +1110,21 @@ def _by_images(n, size, run):
         pass
 
 
+def bias_relu(y, bias, relu):
+    """``y + bias`` along the last axis, then (with ``relu``) the ReLU, in place
+    on ``y`` (a float32/float64 product or convolution just computed: the
+    epilogue of a fused kernel, see minitf/runtime/remapper.py). Returns ``y``."""
+    if not y.flags.c_contiguous or not y.flags.writeable:
+        y = np.ascontiguousarray(y).copy()
+    if y.size:
+        rows = y.reshape(-1, y.shape[-1])
+        kernel = jit_kernel(_conv.bias_relu_rows_kernel, _conv.bias_relu_rows_signature,
+                            (y.dtype,))
+        parallel = y.size >= PARALLEL_MIN_SIZE
+        _call(kernel, parallel, rows, np.ascontiguousarray(bias, dtype=y.dtype), relu, parallel)
+    return y
+
+
 def _pool_lowest(dtype):
     """The start of a max: the storage dtype's lowest finite value (TF's)."""
     dtype = np.dtype(dtype)

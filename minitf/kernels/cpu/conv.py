@@ -629,9 +629,10 @@ def _bias_row(xr, b, yr):
 
 
 def bias_relu_rows_kernel(y, b, relu, parallel):
-    """A fused convolution's epilogue (see ``conv2d(..., bias=, relu=)``), in place
-    on rows ``[R, C]`` of its output while they are still in the cache: the
-    BiasAdd and, with ``relu``, the Relu after it (NaN stays NaN, as in Relu)::
+    """A fused kernel's epilogue (a convolution's, see ``conv2d(..., bias=, relu=)``,
+    or a matrix product's, ``bias_relu``), in place on rows ``[R, C]`` of its
+    output while they are still in the cache: the bias add and, with ``relu``,
+    the Relu after it (NaN stays NaN, as in Relu)::
 
         for r in prange(R):
             v = y[r, :] + b
