@@ -147,7 +147,7 @@ class Plan:
         else:
             self.memory = None
         if fusion.enabled(fuse):
-            self.nodes = remapper.fuse_convolutions(self.nodes, fetch_slots, self.feeds)
+            self.nodes = remapper.remap(self.nodes, fetch_slots, self.feeds)
             self.nodes = fusion.fuse_nodes(self.nodes, fetch_slots, self.feeds)
         producer = {}
         index_of = {}

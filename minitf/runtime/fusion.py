@@ -88,15 +88,23 @@ def _operands(s):
     return 1 if s.op.op_def in REDUCTIONS else len(s.inputs)
 
 
-def fuse_nodes(nodes, fetch_slots, feeds):
-    """Return ``nodes`` with every fusible chain replaced by one fused node."""
+def readers(nodes, fetch_slots):
+    """``(uses, waited_for)``: how many times each slot is read (a fetch counts
+    twice: its value must exist), and the ops that some node waits for. An
+    intermediate value can live inside a fused kernel only if it is read once
+    and its op is not waited for (also used by remapper.py)."""
     uses = {}
     for s in nodes:
         for slot in s.inputs:
             uses[slot] = uses.get(slot, 0) + 1
     for slot in fetch_slots:
-        uses[slot] = uses.get(slot, 0) + 2       # a fetched value must exist
-    control_targets = {c for s in nodes for c in s.control_inputs}
+        uses[slot] = uses.get(slot, 0) + 2
+    return uses, {c for s in nodes for c in s.control_inputs}
+
+
+def fuse_nodes(nodes, fetch_slots, feeds):
+    """Return ``nodes`` with every fusible chain replaced by one fused node."""
+    uses, control_targets = readers(nodes, fetch_slots)
     producer = {}
     for i, s in enumerate(nodes):
         for k in range(s.n_out):

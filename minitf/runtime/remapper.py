@@ -1,14 +1,17 @@
-"""The remapper: Conv2D -> BiasAdd (-> Relu) becomes one fused convolution.
+"""The remapper: Conv2D or MatMul -> bias -> Relu becomes one fused kernel.
 
 ``tf.layers.conv2d(x, 32, 5, activation=tf.nn.relu)`` is three ops. Run one
 by one, the BiasAdd reads the convolution's whole output back from memory and
 writes a second copy, and the Relu a third: for the CNN benchmark's first
-layer, two extra trips through 6.4 MB per step. TF's graph optimizer has a
-pass for this, the *remapper* (grappler's ``remapper.cc``), which replaces
-the three with one ``_FusedConv2D`` node. minitf does the same for CPU plans:
-the fused kernel (``conv2d(..., bias=, relu=)`` in minitf/kernels/cpu) adds
-the bias and applies the ReLU to each chunk of output rows right after the
-matrix product that made them, while they are still in the cache::
+layer, two extra trips through 6.4 MB per step, and two more nodes to
+schedule. A dense layer (``tf.matmul(x, w) + b``, then ``tf.nn.relu``) is the
+same with a matrix product. TF's graph optimizer has a pass for this, the
+*remapper* (grappler's ``remapper.cc``), which replaces the three with one
+``_FusedConv2D`` or ``_FusedMatMul`` node. minitf does the same for CPU
+plans: the fused kernel adds the bias and applies the ReLU to the output rows
+right after the product that made them, while they are still in the cache
+(``conv2d(..., bias=, relu=)`` per chunk of images, ``bias_relu`` after a
+matrix product, in minitf/kernels/cpu)::
 
     for each chunk of images:                 # (over the kernel's threads)
         rows = im2col(chunk) @ w              # the convolution
@@ -18,23 +21,25 @@ matrix product that made them, while they are still in the cache::
 The values are the same to the bit: the same float operations in the same
 order, only without the round trips through memory.
 
-What fuses: a Conv2D on a CPU device (NHWC, float32 or float64) whose only
-reader is a BiasAdd (NHWC, same dtype, same device), optionally followed by a
-Relu that is the BiasAdd's only reader. The Conv2D's and BiasAdd's outputs
-must not be fetched or fed, and none of the ops may have control inputs or be
-a control input (a fused op has no moment of its own to wait for). The fused
+What fuses: a Conv2D (NHWC) or a MatMul on a CPU device, float32 or float64,
+whose only reader adds a bias (a BiasAdd, NHWC, or an AddV2/Add whose other
+input is a vector, static shape ``[n]``), same dtype, same device, optionally
+followed by a Relu that is the only reader of the sum. The product's and the
+sum's outputs must not be fetched or fed, and none of the ops may wait for
+another or be waited for (a fused op has no moment of its own). The fused
 node computes the last op's output under its name; the trace lists each
 member with ``[fused: Conv2D+BiasAdd+Relu]``, as for fusion.py's chains. If
 at run time the bias is not a vector of the output's channels (a shape the
 graph left open), the ops run one by one instead, with their own errors.
 
-It runs with fusion.py, under the same switch (``fuse_elementwise``,
+It runs before fusion.py, under the same switch (``fuse_elementwise``,
 ``opt_level=L0`` or ``MINITF_FUSION=0`` turn both off).
 """
 
 from minitf.kernels.registry import backend
 from minitf.ops.conv_ops import fused_conv2d_kernel
 from minitf.ops.math_ops import fused_matmul_kernel
+from minitf.runtime.fusion import readers
 from minitf.runtime.node import Node
 
 DTYPES = ("float32", "float64")
@@ -67,15 +72,9 @@ def _bias_side(s, head_slot):
     return None
 
 
-def fuse_convolutions(nodes, fetch_slots, feeds):
+def remap(nodes, fetch_slots, feeds):
     """Return ``nodes`` with every Conv2D or MatMul -> bias (-> Relu) replaced by one node."""
-    uses = {}
-    for s in nodes:
-        for slot in s.inputs:
-            uses[slot] = uses.get(slot, 0) + 1
-    for slot in fetch_slots:
-        uses[slot] = uses.get(slot, 0) + 2       # a fetched value must exist
-    control_targets = {c for s in nodes for c in s.control_inputs}
+    uses, control_targets = readers(nodes, fetch_slots)
     producer = {}
     for s in nodes:
         producer[s.out_base] = s
