@@ -189,7 +189,7 @@ class Bypass:
                     op in self._ctrl[o] for o in outs):
                 return True
         inputs = ([source] if source is not None else []) + list(waits)
-        n_in, n_out = len(inputs) + (1 if op.type == "Identity" and source is None else 0), len(outs)
+        n_in, n_out = len(waits) + (op.type == "Identity"), len(outs)   # (a fed input counts)
         if n_in * n_out > n_in + n_out:
             return True
         here = self._device(op)
@@ -203,29 +203,31 @@ class Bypass:
             return True
         return op.type == "Identity" and cross_in and cross_out and cross_after
 
-    def _before(self, op):
-        """The ops ``op`` reads or waits for directly."""
-        return {self.resolve(t).op for t in op._inputs if self.resolve(t) not in self._fed} \
-            | set(self._ctrl[op])
+    def _reads(self, op):
+        """The ops whose outputs ``op`` reads (fed values aside)."""
+        return {t.op for t in map(self.resolve, op._inputs) if t not in self._fed}
 
     def _drop_implied_waits(self, order):
         """Drop each wait ``w -> o`` where ``o`` also reads or waits for an op that
         reads or waits for ``w`` (a path of two edges: TF's transitive
         reduction, here one step deep). A Merge or an op that moves between
         loop frames on that path does not count: it may not wait for ``w``."""
+        reads = {op: self._reads(op) for op in order}
+        # (what each op reads or waits for as the pass starts: a wait it drops
+        # is implied by a longer path, so the answers stay true)
+        before = {op: reads[op] | set(self._ctrl[op]) for op in order}
         for o in order:
             waits = self._ctrl[o]
             if not waits:
                 continue
-            before = self._before(o)
-            via = [p for p in before if p.op_def is not None and p.type != "Merge"
+            via = [p for p in before[o] if p.op_def is not None and p.type != "Merge"
                    and p.op_def.frame_move is None]
             for w in list(waits):
                 if w.op_def is None or w.op_def.frame_move is not None:
                     continue
-                if any(p is not w and w in self._before(p) for p in via):
+                if any(p is not w and w in before[p] for p in via):
                     waits.remove(w)
-                    if w not in {self.resolve(t).op for t in o._inputs}:
+                    if w not in reads[o]:
                         self._outs[w].discard(o)
 
     def _go_around(self, op):
