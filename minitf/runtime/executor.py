@@ -42,7 +42,7 @@ import time
 
 from minitf.framework import errors
 from minitf.framework.op_def import DEAD, NOTHING
-from minitf.kernels import registry
+from minitf.kernels import registry, threads
 from minitf.ops.variables import VALUE_OUTPUT_OPS, VariableResource, read_ref
 from minitf.runtime import (constant_folding, copies, deadness, dependency_optimizer,
                             frames, fusion, remapper)
@@ -408,14 +408,16 @@ class Plan:
                     None, None, "Timed out waiting for %s" % waiting[i]),
                     nodes[i].op, nodes[i].device)
 
-        def work(i):
+        def work(i, beside=False):
             """Run node ``i`` in a pool thread, then, while the node just run
             is the last thing an expensive successor waits for, that successor
             too (:func:`_claim_successor`), as TF's executor threads go on with
             a node they made ready: a chain of products stays on one inter-op
             pool thread instead of waking the scheduler and another pool thread
             per link. (A blocking op's thread claims nothing.) Each node is
-            reported as it finishes, ``(node, claimed successor, error)``."""
+            reported as it finishes, ``(node, claimed successor, error)``.
+            ``beside``: the run was counted by ``threads.begin_beside`` (it
+            runs beside the caller's expensive ops); it ends the count."""
             try:
                 while True:
                     s = nodes[i]
@@ -430,6 +432,9 @@ class Plan:
                     i = j
             except BaseException as e:  # noqa: BLE001 - handed to the scheduler thread
                 done.put((i, None, e))
+            finally:
+                if beside:
+                    threads.end_beside()
 
         def finished(i, claimed, exc):
             """Node ``i`` finished on a thread (``claimed``: the successor that
@@ -472,8 +477,15 @@ class Plan:
                             except queue.Empty:
                                 break
                         if any(nodes[j].seconds >= HAND_OVER_SECONDS for j in ready):
+                            # (two long kernels at once: each keeps to its
+                            # share of the cores, see minitf/kernels/threads.py)
                             busy[0] += 1
-                            pool.submit(work, i)
+                            threads.begin_beside()
+                            try:
+                                pool.submit(work, i, True)
+                            except BaseException:
+                                threads.end_beside()
+                                raise
                             continue
                         if ready:
                             ready.append(i)

@@ -138,3 +138,35 @@ def test_products_from_1m_multiply_adds_use_every_thread_unless_cores_are_shared
     threads.use_threads_for(256 * 64 * 128)
     threads.use_threads_for(1 << 26)
     assert switch.counts == [1, 2, 1, 2]
+
+
+def test_a_product_beside_another_runs_on_one_thread(monkeypatch):
+    """OpenBLAS has one thread count for the library: two products started
+    side by side with a thread per core each put four threads on two cores.
+    While another product runs, or while the executor says it runs kernels
+    side by side, a product keeps to one thread; alone, it has them all."""
+    from minitf.kernels import threads
+    switch = _Switch()
+    monkeypatch.setattr(threads, "_controllers", [(switch, 2)])
+    monkeypatch.setattr(threads, "_current", None)
+    monkeypatch.setattr(threads, "_shared", False)
+    monkeypatch.setattr(threads, "_running", 0)
+    monkeypatch.setattr(threads, "_beside", 0)
+    big = 1 << 26
+    with threads.product(big):                    # alone: both threads
+        assert switch.counts == [2]
+        with threads.product(big):                # started beside it: one
+            assert switch.counts == [2, 1]
+    assert threads._running == 0
+    with threads.product(big):                    # alone again
+        pass
+    threads.begin_beside()                        # the executor hands one over
+    with threads.product(big):
+        pass
+    threads.end_beside()
+    with threads.product(big):
+        pass
+    assert switch.counts == [2, 1, 2, 1, 2]
+    with threads.product(0):                      # a convolution's chunks: one
+        pass
+    assert switch.counts[-1] == 1 and threads._running == 0 and threads._beside == 0

@@ -289,6 +289,42 @@ def test_a_chain_of_products_stays_on_the_pool_thread_that_started_it(monkeypatc
     assert ran["sum_a"] == ran["sum_b"] == ran["total"] == caller
 
 
+def test_two_chains_of_products_run_on_one_blas_thread_each(monkeypatch):
+    """With no intra-op budget a lone product may use every BLAS thread, but
+    when the executor runs two chains side by side, each of their products
+    keeps to one (minitf/kernels/threads.py: four BLAS threads on two cores
+    wait for each other), the first product of the caller's chain too:
+    the executor counts the handed-over chain before the caller starts its own."""
+    seen = []
+
+    def use_threads_for(multiply_adds, beside=0):
+        seen.append((multiply_adds, beside))
+        real(multiply_adds, beside)
+    real = threads.use_threads_for
+    monkeypatch.setattr(threads, "use_threads_for", use_threads_for)
+    m = (np.arange(400 * 400, dtype=np.float32).reshape(400, 400) % 7 - 3) / 400
+    with tf.Graph().as_default():
+        ends = []
+        for chain in "ab":
+            x = tf.Variable(m + (chain == "b"))
+            for k in range(3):
+                x = tf.matmul(x, m, name="%s%d" % (chain, k))
+            ends.append(tf.reduce_sum(x))
+        total = tf.add_n(ends)
+        lone = tf.matmul(tf.Variable(m), m)
+        with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
+            sess.run(tf.global_variables_initializer())
+            sess.run(total)
+            sess.run(total)                 # both steps time the products
+            del seen[:]
+            sess.run(total)
+            assert len(seen) == 6 and all(beside > 0 for _, beside in seen)
+            del seen[:]
+            sess.run(lone)
+    assert seen == [(400 ** 3, 0)]
+    assert threads._beside == 0 and threads._running == 0
+
+
 def test_small_or_dependent_products_stay_in_the_callers_thread():
     with tf.Graph().as_default():
         small = _two_products(20)

@@ -58,7 +58,8 @@ from minitf.kernels.cpu.optimizers import (apply_adagrad, apply_adam,  # noqa: F
                                            apply_gradient_descent, apply_momentum,
                                            apply_rms_prop)
 from minitf.kernels import random_streams as _random_streams
-from minitf.kernels.threads import kernel_threads, use_threads_for
+from minitf.kernels.threads import kernel_threads
+from minitf.kernels.threads import product as blas_product
 from minitf.kernels.cpu.compile import (PARALLEL_LOCK, PARALLEL_MIN_SIZE, jit_kernel,
                                         ufunc_kernel)
 
@@ -533,8 +534,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
             a = a.astype(cdtype)
             b = b.astype(cdtype)
         _blas.ready()
-        use_threads_for(a.size * b.shape[-1])  # one BLAS thread for small products
-        return _as_array(_blas.matmul(a, b), dtype)
+        # (one BLAS thread for a small product, or one beside another)
+        with blas_product(a.size * b.shape[-1]):
+            out = _blas.matmul(a, b)
+        return _as_array(out, dtype)
     if _NATIVE_KIND.get(cdtype) != "i":
         raise TypeError("minitf cpu matmul does not support dtype %s" % dtype)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -932,9 +935,14 @@ class _Convolution:
     def run(self, work):
         """``work(n0, m, buffer)`` for every chunk, over the kernel's threads; returns
         the results in chunk order."""
-        chunks = self.chunks()
         _blas.ready()
-        use_threads_for(0)                 # BLAS: one thread per call (see above)
+        # BLAS: one thread per call (see above); counted as running, so a
+        # product started beside the convolution keeps to one thread too
+        with blas_product(0):
+            return self._run(work)
+
+    def _run(self, work):
+        chunks = self.chunks()
         threads = min(len(chunks), _chunk_threads())
         if threads <= 1 or self.n * self.rows_per_image * self.k * self.o < CHUNKS_MIN_WORK:
             buffer = self.buffer()
