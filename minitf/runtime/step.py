@@ -8,8 +8,28 @@ the other tasks through ``ctx.step.rendezvous``, the trace through
 ``ctx.step.trace``.
 """
 
-import threading
 import time
+
+
+class Cancellation:
+    """A step's cancellation flag: set once (``set``), read by every blocking
+    kernel and between ops (``is_set``). A plain attribute, which one thread
+    sets and others read (the GIL makes both whole): nothing ever sleeps on
+    it, since blocking kernels wake every 50 ms to look at it and at the
+    deadline (queues.py, rendezvous.py), so a ``threading.Event`` (a lock and a
+    condition made for every step, a fifth of a trivial step's time) buys
+    nothing here."""
+
+    __slots__ = ("_set",)
+
+    def __init__(self):
+        self._set = False
+
+    def set(self):
+        self._set = True
+
+    def is_set(self):
+        return self._set
 
 
 class StepState:
@@ -22,7 +42,7 @@ class StepState:
                  "memory")
 
     def __init__(self, deadline=None, step_id=0, rendezvous=None, trace=None):
-        self.cancelled = threading.Event()
+        self.cancelled = Cancellation()
         self.deadline = deadline
         self.step_id = step_id
         self.rendezvous = rendezvous
