@@ -84,6 +84,12 @@ def add_blas(controller, default):
         _current = None
 
 
+def numpy_blas_cores():
+    """The kernels (OpenBLAS core names, lower case) of the BLAS libraries
+    threadpoolctl found, numpy's among them; empty if it found none."""
+    return {str(getattr(c, "architecture", "")).lower() for c, _ in _blas()} - {""}
+
+
 def find_numpy_blas():
     """Find numpy's BLAS now (before another OpenBLAS loads, so that
     threadpoolctl does not count that one too)."""

@@ -26,10 +26,19 @@ def _operand(rng, rows, cols, dtype, how):
     return rng.standard_normal((rows, 2 * cols)).astype(dtype)[:, ::2]
 
 
+@pytest.fixture(params=["library", "numpy"])
+def route(request, monkeypatch):
+    """Both ways a product can go: the library's ctypes call, or ``np.matmul``
+    when numpy's OpenBLAS runs the same kernels (``blas._numpy_same``)."""
+    blas.ready()
+    monkeypatch.setattr(blas, "_numpy_same", request.param == "numpy")
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("how_a", ["c", "t", "wide", "strided"])
 @pytest.mark.parametrize("how_b", ["c", "t", "wide", "strided"])
-def test_gemm_matches_numpy_for_every_layout(dtype, how_a, how_b):
+def test_gemm_matches_numpy_for_every_layout(dtype, how_a, how_b, route):
     rng = np.random.default_rng(1)
     a = _operand(rng, 7, 5, dtype, how_a)
     b = _operand(rng, 5, 3, dtype, how_b)
@@ -39,7 +48,7 @@ def test_gemm_matches_numpy_for_every_layout(dtype, how_a, how_b):
                                rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
 
 
-def test_gemm_writes_into_the_given_rows():
+def test_gemm_writes_into_the_given_rows(route):
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((4, 6)).astype(np.float32), \
         rng.standard_normal((6, 5)).astype(np.float32)
@@ -50,7 +59,7 @@ def test_gemm_writes_into_the_given_rows():
 
 
 @pytest.mark.parametrize("shape", [(0, 4, 3), (3, 0, 4), (3, 4, 0), (1, 1, 1), (1, 9, 1)])
-def test_gemm_edge_shapes(shape):
+def test_gemm_edge_shapes(shape, route):
     m, k, n = shape
     a = np.ones((m, k), np.float32)
     b = np.ones((k, n), np.float32)
@@ -170,3 +179,31 @@ def test_a_product_beside_another_runs_on_one_thread(monkeypatch):
     with threads.product(0):                      # a convolution's chunks: one
         pass
     assert switch.counts[-1] == 1 and threads._running == 0 and threads._beside == 0
+
+
+def test_products_go_through_numpy_when_it_runs_the_same_kernels(monkeypatch):
+    """A ctypes call costs 10-14 us more than numpy's own call into BLAS: when
+    numpy's OpenBLAS runs the kernels minitf's would, a product goes to
+    ``np.matmul``; one added into its output (beta = 1) still calls the library."""
+    from minitf.kernels import threads
+    if not blas.ready():
+        pytest.skip("minitf's own BLAS is not loaded: " + blas.status()[1])
+    assert blas._numpy_same == (blas._lib.core.lower() in threads.numpy_blas_cores())
+    calls = []
+    real = blas.np.matmul
+
+    def matmul(*args, **kwargs):
+        calls.append(args[0].shape)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(blas.np, "matmul", matmul)
+    a, b = np.ones((3, 4), np.float32), np.ones((4, 2), np.float32)
+    for same in (True, False):
+        monkeypatch.setattr(blas, "_numpy_same", same)
+        del calls[:]
+        out = blas.gemm(a, b)
+        np.testing.assert_array_equal(out, np.full((3, 2), 4.0, np.float32))
+        assert calls == ([(3, 4)] if same else [])
+        del calls[:]
+        blas.gemm(a, b, out, accumulate=True)               # beta = 1: the library
+        np.testing.assert_array_equal(out, np.full((3, 2), 8.0, np.float32))
+        assert calls == []

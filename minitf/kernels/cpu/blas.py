@@ -33,6 +33,14 @@ kernels of :func:`coretype`:
 
 ``MINITF_BLAS=numpy`` sends every product to numpy's BLAS instead.
 
+When numpy's OpenBLAS turns out to run the same kernels (no AVX-512 here, or
+no ``OPENBLAS_CORETYPE`` to override), a product goes through ``np.matmul``
+after all (:data:`_numpy_same`): numpy calls BLAS from C, where a ctypes call
+converts fourteen arguments and reads three pointers in Python, 10-14 us per
+product on the 2-core build machines, as much as the arithmetic of an MLP's
+256x128 by 128x10 product. Only a product added into its output (BLAS's
+``beta = 1``, which numpy has no way to ask for) still calls the library.
+
 It loads on the first product, not at import. Without the wheel (or on a
 platform where it cannot load) every product goes to ``np.matmul``: the same
 results up to rounding (other kernels add in another order), numpy's speed.
@@ -72,6 +80,7 @@ _LOAD_ENVIRONMENT = ("OPENBLAS_CORETYPE", "OPENBLAS_THREAD_TIMEOUT")
 
 _lock = threading.Lock()
 _lib = None          # the loaded library, or False when it cannot be
+_numpy_same = False  # numpy's OpenBLAS runs the same kernels (see the module docstring)
 _why = "not loaded yet (it loads on the first product)"
 
 
@@ -144,7 +153,7 @@ def _library_path():
 
 def _load():
     """Load scipy-openblas32 with :func:`coretype`'s kernels (see the module docstring)."""
-    global _lib, _why
+    global _lib, _why, _numpy_same
     with _lock:
         if _lib is not None:
             return _lib
@@ -184,6 +193,10 @@ def _load():
             chosen_by = "picked by the library"
         _lib = lib
         _why = "minitf's OpenBLAS, %s kernels (%s)" % (lib.core, chosen_by)
+        if lib.core.lower() in threads.numpy_blas_cores():
+            _numpy_same = True
+            _why += ("; numpy's OpenBLAS runs the same kernels, so products go through "
+                     "np.matmul (a cheaper call), except those added into their output")
         threads.add_blas(lib, lib.default_threads)
         return _lib
 
@@ -231,8 +244,9 @@ def gemm(a, b, out=None, accumulate=False):
     if out is None:
         out = np.empty((m, n), dtype)
     lib = _lib if _lib is not None else _load()
-    if (not lib or dtype.char not in "fd" or b.dtype != dtype or out.dtype != dtype
-            or not out.flags.c_contiguous or min(m, n, k) == 0):
+    if (not lib or (_numpy_same and not accumulate) or dtype.char not in "fd"
+            or b.dtype != dtype or out.dtype != dtype or not out.flags.c_contiguous
+            or min(m, n, k) == 0):
         if accumulate:
             out += np.matmul(a, b)
         else:
