@@ -66,11 +66,14 @@ class ClusterPlan:
         self._report = None
         self._report_lock = threading.Lock()
         self.handles = {}
+        # No op of the step makes dead values (no tf.cond's Switch): then no
+        # _Recv of any part brings one, and the parts skip the dead checks.
+        live = not any(op.op_def is not None and op.op_def.makes_dead for op in needed)
         for task, spec in self.specs.items():
             reply = session.master.call_worker(task, {
                 "op": protocol.REGISTER_GRAPH, "session": session.handle,
                 "nodes": spec.nodes, "config": protocol.config_to_wire(session.config),
-                "incarnation": session.incarnations.get(task, "")},
+                "incarnation": session.incarnations.get(task, ""), "live_receives": live},
                 spec.tensors, deadline=session.deadline())
             self.handles[task] = reply[0]["graph"]
         self.fetch_index = {t.name: i for i, t in enumerate(self.fetches)}

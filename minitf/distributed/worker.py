@@ -123,10 +123,13 @@ class _FixedPlacer:
 
 
 class _Partition:
-    """A registered partition: its graph, the session's config, and its plans."""
+    """A registered partition: its graph, the session's config, and its plans;
+    ``live_receives``: the master found no op in the step that makes dead
+    values, so its ``_Recv`` ops never bring one (Plan's dead checks are skipped)."""
 
-    def __init__(self, worker, graph, session, config):
+    def __init__(self, worker, graph, session, config, live_receives=False):
         self.graph = graph
+        self.live_receives = live_receives
         self.session = session
         self.config = config
         self.placer = _FixedPlacer(worker.devices)
@@ -145,7 +148,7 @@ class _Partition:
         targets = [op for op in graph.get_operations() if op not in fed_ops]
         return Plan(graph, fetches, targets, feeds, self.placer, self.contexts, self.pools,
                     fuse=fuse_elementwise(self.config), fold=fold_constants(self.config),
-                    skip_unread=skip_unread(self.config))
+                    skip_unread=skip_unread(self.config), live_receives=self.live_receives)
 
     def streams_for(self, key, plan, task_name):
         """The keys each other task sends this plan, to pull as one stream per
@@ -229,13 +232,14 @@ class WorkerService:
                 "process (incarnation %s, the session knew %s), so %s. Create a new "
                 "session." % (self.task_name, self._incarnation, expected, what))
 
-    def register_graph(self, session, node_defs, tensors, config, incarnation=None):
+    def register_graph(self, session, node_defs, tensors, config, incarnation=None,
+                       live_receives=False):
         self._check_incarnation(incarnation, "the state the session's graphs used here "
                                 "(variables, queues) is gone")
         graph = Graph()
         protocol.import_nodes(graph, node_defs, tensors)
         handle = "%s/graph-%s-%d" % (self.task_name, self._incarnation, next(self._ids))
-        partition = _Partition(self, graph, session, config)
+        partition = _Partition(self, graph, session, config, live_receives)
         with self._lock:
             self._partitions[handle] = partition
         return handle
@@ -420,7 +424,8 @@ class WorkerService:
     def _register_graph(self, header, tensors, peer):
         handle = self.register_graph(header["session"], header["nodes"], tensors,
                                      protocol.config_from_wire(header.get("config")),
-                                     header.get("incarnation"))
+                                     header.get("incarnation"),
+                                     header.get("live_receives") is True)
         return {"graph": handle}, []
 
     def _run_graph(self, header, tensors, peer):

@@ -75,10 +75,12 @@ class Plan:
     ``pools``: the :class:`~minitf.runtime.thread_pools.ThreadPools` the
     dataflow executor uses; ``fuse``/``fold``/``skip_unread``: the session's
     graph optimizations (fusion.py, constant_folding.py,
-    dependency_optimizer.py)."""
+    dependency_optimizer.py); ``live_receives``: no op of the whole step
+    (this task's part and every other's) makes dead values, so a ``_Recv``
+    never brings one (a server's master says so when it registers a part)."""
 
     def __init__(self, graph, fetches, targets, feeds, placer, contexts, pools, fuse=True,
-                 fold=False, skip_unread=True):
+                 fold=False, skip_unread=True, live_receives=False):
         self.graph = graph
         self.feeds = list(feeds)
         self._pools = pools
@@ -178,6 +180,7 @@ class Plan:
         # another task) can make others dead: plans without them skip the
         # checks, which cost ~1 us per op.
         self.may_be_dead = any(op.op_def is not None and op.op_def.makes_dead
+                               and not (live_receives and op.type == "_Recv")
                                for s in self.nodes for op in _ops_of(s))
         self.devices = sorted({s.device.name for s in self.nodes})
         per_device = collections.Counter(s.device.name for s in self.nodes)

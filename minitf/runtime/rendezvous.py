@@ -103,7 +103,7 @@ class Rendezvous:
         :meth:`recv` does."""
         left = set(keys)
         while left:
-            event = threading.Event()
+            event = None      # made only to wait: most keys are here when asked for
             with self._lock:
                 got = []
                 values = self._by_step.get(step_id)
@@ -115,6 +115,7 @@ class Rendezvous:
                     err = self._aborted.get(step_id)
                     if err is not None:
                         raise err
+                    event = threading.Event()
                     for k in left:
                         self._waiters.setdefault((step_id, k), []).append(event)
             if got:

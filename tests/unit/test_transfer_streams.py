@@ -98,3 +98,34 @@ def test_a_dead_tensor_crosses_in_the_stream(servers):
         with tf.Session(servers[0].target, graph=g) as sess:
             np.testing.assert_allclose(sess.run(out, {pred: True}), [2.0, 4.0])
             np.testing.assert_allclose(sess.run(out, {pred: False}), [6.0, 7.0])
+
+
+def test_parts_skip_the_dead_checks_only_when_no_op_of_the_step_makes_dead_values(servers):
+    """A ``_Recv`` may bring a dead value (the untaken side of a ``tf.cond`` on
+    another task), so a part with receives checks every op for dead inputs,
+    about a microsecond each. The master knows the whole step: when no op of
+    it makes dead values, it registers every part with ``live_receives`` and
+    the parts skip those checks; with a cond anywhere in the step, they keep them."""
+    target = servers[0].target
+    plans = []
+    for with_cond in (False, True):
+        with tf.Graph().as_default():
+            p = tf.placeholder(tf.bool, [])
+            with tf.device("/job:a/task:1"):
+                v = tf.Variable([1.0, 2.0])
+                w = v * 3.0
+            with tf.device("/job:a/task:0"):
+                y = tf.cond(p, lambda: w + 1.0, lambda: w - 1.0) if with_cond else w + 1.0
+            with tf.Session(target) as sess:
+                sess.run(v.initializer)
+                feed = {p: False} if with_cond else {}
+                assert sess.run(y, feed).tolist() == ([2.0, 5.0] if with_cond else [4.0, 7.0])
+                parts = [part for server in servers
+                         for part in list(server.worker._partitions.values())
+                         if any(op.type == "_Recv" for op in part.graph.get_operations())]
+                assert parts
+                plans.append({part.live_receives: [plan.may_be_dead for plan in
+                                                   part.plans._plans.values()]
+                              for part in parts})
+    assert plans[0] == {True: [False]}
+    assert plans[1] == {False: [True]}
