@@ -125,24 +125,26 @@ def share_cores():
 def use_threads_for(multiply_adds, beside=0):
     """Set BLAS to one thread for a small product, or one that runs while
     ``beside`` others do, else to its default capped by the calling thread's
-    budget."""
+    budget. Returns whether it is one thread."""
     global _current
     budget = kernel_threads()
     small = beside > 0 or multiply_adds < (SHARED_SMALL_PRODUCT if _shared
                                            else SMALL_PRODUCT)
     want = (small, budget)
     if want == _current:
-        return
+        return small or budget == 1
     for controller, default in _blas():
         controller.set_num_threads(1 if small else (min(default, budget) if budget
                                                     else default))
     _current = want
+    return small or budget == 1
 
 
 class product:
-    """``with product(multiply_adds): <one BLAS call>``: sets the BLAS threads
-    for it (:func:`use_threads_for`), counting it among the products running
-    now, so that one started beside it runs on one thread.
+    """``with product(multiply_adds) as one_thread: <one BLAS call>``: sets the
+    BLAS threads for it (:func:`use_threads_for`; ``one_thread``: it runs on
+    one), counting it among the products running now, so that one started
+    beside it runs on one thread.
 
     A product that started alone keeps its threads when another starts
     beside it (a running call cannot be changed); from its next call on
@@ -159,7 +161,7 @@ class product:
         with _running_lock:
             beside = _running + _beside
             _running += 1
-            use_threads_for(self.multiply_adds, beside)
+            return use_threads_for(self.multiply_adds, beside)
 
     def __exit__(self, *exc):
         global _running

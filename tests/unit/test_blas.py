@@ -42,7 +42,7 @@ def test_gemm_matches_numpy_for_every_layout(dtype, how_a, how_b, route):
     rng = np.random.default_rng(1)
     a = _operand(rng, 7, 5, dtype, how_a)
     b = _operand(rng, 5, 3, dtype, how_b)
-    out = blas.gemm(a, b)
+    out = blas.gemm(a, b, one_thread=route == "numpy")
     assert out.dtype == dtype and out.shape == (7, 3) and out.flags.c_contiguous
     np.testing.assert_allclose(out, a.astype(np.float64) @ b.astype(np.float64),
                                rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
@@ -53,7 +53,7 @@ def test_gemm_writes_into_the_given_rows(route):
     a, b = rng.standard_normal((4, 6)).astype(np.float32), \
         rng.standard_normal((6, 5)).astype(np.float32)
     big = np.full((10, 5), 7.0, np.float32)
-    assert blas.gemm(a, b, big[3:7]) is not None
+    assert blas.gemm(a, b, big[3:7], one_thread=route == "numpy") is not None
     np.testing.assert_allclose(big[3:7], a @ b, rtol=1e-5)
     assert (big[:3] == 7).all() and (big[7:] == 7).all()
 
@@ -63,7 +63,7 @@ def test_gemm_edge_shapes(shape, route):
     m, k, n = shape
     a = np.ones((m, k), np.float32)
     b = np.ones((k, n), np.float32)
-    out = blas.gemm(a, b)
+    out = blas.gemm(a, b, one_thread=route == "numpy")
     assert out.shape == (m, n)
     assert (out == k).all()
 
@@ -183,8 +183,10 @@ def test_a_product_beside_another_runs_on_one_thread(monkeypatch):
 
 def test_products_go_through_numpy_when_it_runs_the_same_kernels(monkeypatch):
     """A ctypes call costs 10-14 us more than numpy's own call into BLAS: when
-    numpy's OpenBLAS runs the kernels minitf's would, a product goes to
-    ``np.matmul``; one added into its output (beta = 1) still calls the library."""
+    numpy's OpenBLAS runs the kernels minitf's would, a product on one thread
+    goes to ``np.matmul``. One on several threads still calls the library
+    (numpy's copy spins its threads for 0.1 s after each), and so does one
+    added into its output (beta = 1)."""
     from minitf.kernels import threads
     if not blas.ready():
         pytest.skip("minitf's own BLAS is not loaded: " + blas.status()[1])
@@ -200,10 +202,13 @@ def test_products_go_through_numpy_when_it_runs_the_same_kernels(monkeypatch):
     for same in (True, False):
         monkeypatch.setattr(blas, "_numpy_same", same)
         del calls[:]
-        out = blas.gemm(a, b)
+        out = blas.gemm(a, b, one_thread=True)
         np.testing.assert_array_equal(out, np.full((3, 2), 4.0, np.float32))
         assert calls == ([(3, 4)] if same else [])
         del calls[:]
-        blas.gemm(a, b, out, accumulate=True)               # beta = 1: the library
+        blas.gemm(a, b, out)                                # threaded: the library
+        np.testing.assert_array_equal(out, np.full((3, 2), 4.0, np.float32))
+        assert calls == []
+        blas.gemm(a, b, out, accumulate=True, one_thread=True)   # beta = 1: the library
         np.testing.assert_array_equal(out, np.full((3, 2), 8.0, np.float32))
         assert calls == []

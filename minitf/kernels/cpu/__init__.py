@@ -535,8 +535,8 @@ def matmul(a, b, transpose_a=False, transpose_b=False):
             b = b.astype(cdtype)
         _blas.ready()
         # (one BLAS thread for a small product, or one beside another)
-        with blas_product(a.size * b.shape[-1]):
-            out = _blas.matmul(a, b)
+        with blas_product(a.size * b.shape[-1]) as one_thread:
+            out = _blas.matmul(a, b, one_thread)
         return _as_array(out, dtype)
     if _NATIVE_KIND.get(cdtype) != "i":
         raise TypeError("minitf cpu matmul does not support dtype %s" % dtype)

@@ -34,12 +34,16 @@ kernels of :func:`coretype`:
 ``MINITF_BLAS=numpy`` sends every product to numpy's BLAS instead.
 
 When numpy's OpenBLAS turns out to run the same kernels (no AVX-512 here, or
-no ``OPENBLAS_CORETYPE`` to override), a product goes through ``np.matmul``
-after all (:data:`_numpy_same`): numpy calls BLAS from C, where a ctypes call
-converts fourteen arguments and reads three pointers in Python, 10-14 us per
-product on the 2-core build machines, as much as the arithmetic of an MLP's
-256x128 by 128x10 product. Only a product added into its output (BLAS's
-``beta = 1``, which numpy has no way to ask for) still calls the library.
+no ``OPENBLAS_CORETYPE`` to override), a product on one thread goes through
+``np.matmul`` after all (:data:`_numpy_same`): numpy calls BLAS from C, where
+a ctypes call converts fourteen arguments and reads three pointers in Python,
+10-14 us per product on the 2-core build machines, as much as the arithmetic
+of an MLP's 256x128 by 128x10 product. A product on several threads still
+calls minitf's library, whose threads stop spinning after a few milliseconds
+(numpy's copy was loaded before minitf could set that: its threads spin for
+0.1 s after every threaded product, and two chains of products side by side
+then took 13-15 ms instead of 7), and so does a product added into its output
+(BLAS's ``beta = 1``, which numpy has no way to ask for).
 
 It loads on the first product, not at import. Without the wheel (or on a
 platform where it cannot load) every product goes to ``np.matmul``: the same
@@ -233,18 +237,19 @@ def _layout(x):
     return None
 
 
-def gemm(a, b, out=None, accumulate=False):
+def gemm(a, b, out=None, accumulate=False, one_thread=False):
     """``out = a @ b`` (``accumulate``: ``out += a @ b``, BLAS's ``beta = 1``) for
     2-D float32 or float64 ``a`` [M, K] and ``b`` [K, N] of one dtype (either
     may be a transposed view). Returns ``out`` (a new C-contiguous array when
-    not given)."""
+    not given). ``one_thread``: BLAS is set to one thread for this product
+    (:mod:`minitf.kernels.threads`), so numpy's copy may do it (see above)."""
     dtype = a.dtype
     m, k = a.shape
     n = b.shape[1]
     if out is None:
         out = np.empty((m, n), dtype)
     lib = _lib if _lib is not None else _load()
-    if (not lib or (_numpy_same and not accumulate) or dtype.char not in "fd"
+    if (not lib or (_numpy_same and one_thread and not accumulate) or dtype.char not in "fd"
             or b.dtype != dtype or out.dtype != dtype or not out.flags.c_contiguous
             or min(m, n, k) == 0):
         if accumulate:
@@ -264,12 +269,12 @@ def gemm(a, b, out=None, accumulate=False):
     return out
 
 
-def matmul(a, b):
+def matmul(a, b, one_thread=False):
     """``a @ b`` for float32/float64 operands of one dtype: 2-D through :func:`gemm`;
     batched (ndim >= 3, leading dims broadcast) as one :func:`gemm` per matrix
     when the matrices are big enough to pay for a call each, else ``np.matmul``."""
     if a.ndim == 2 and b.ndim == 2:
-        return gemm(a, b)
+        return gemm(a, b, one_thread=one_thread)
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     if m * k * n < BATCH_MIN_PRODUCT or a.dtype != b.dtype or b.shape[-2] != k:
         return np.matmul(a, b)
@@ -278,7 +283,7 @@ def matmul(a, b):
     b3 = np.broadcast_to(b, batch + (k, n)).reshape((-1, k, n))
     out = np.empty((a3.shape[0], m, n), a.dtype)
     for t in range(out.shape[0]):
-        gemm(a3[t], b3[t], out[t])
+        gemm(a3[t], b3[t], out[t], one_thread=one_thread)
     return out.reshape(batch + (m, n))
 
 
