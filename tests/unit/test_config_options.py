@@ -299,7 +299,7 @@ def test_two_chains_of_products_run_on_one_blas_thread_each(monkeypatch):
 
     def use_threads_for(multiply_adds, beside=0):
         seen.append((multiply_adds, beside))
-        real(multiply_adds, beside)
+        return real(multiply_adds, beside)
     real = threads.use_threads_for
     monkeypatch.setattr(threads, "use_threads_for", use_threads_for)
     m = (np.arange(400 * 400, dtype=np.float32).reshape(400, 400) % 7 - 3) / 400
