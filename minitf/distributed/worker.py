@@ -321,8 +321,10 @@ class WorkerService:
         try:
             for reply, tensors in self.channel(send_task).call_stream(
                     header, deadline=step.deadline, what=what):
-                self.rendezvous.send(step.step_id, reply["key"],
-                                     DEAD if reply.get("dead") else tensors[0])
+                dead = reply.get("dead") or ()
+                live = iter(tensors)
+                for i, key in enumerate(reply["keys"]):
+                    self.rendezvous.send(step.step_id, key, DEAD if i in dead else next(live))
         except errors.OpError as e:
             self.rendezvous.abort(step.step_id, e)
         except BaseException as e:  # noqa: BLE001 - the waiting _Recv ops must hear of it
@@ -330,21 +332,27 @@ class WorkerService:
                 None, None, "%s while receiving %s: %s" % (type(e).__name__, what, e)))
 
     def recv_tensors(self, step_id, keys, deadline, peer=None):
-        """The frames of a ``RecvTensors`` reply: each key's tensor as soon as
-        its ``_Send`` has run here, in that order (the request handler checked
-        the incarnation the receiver expects)."""
+        """The frames of a ``RecvTensors`` reply: the tensors of the keys as
+        soon as their ``_Send`` ops have run here, in that order, each frame
+        carrying every one that was ready when it was made (the gradients of
+        a layer usually come together: one frame, one header to decode and
+        two reads at the other end, not one of each per tensor). ``"keys"``
+        names them in order, ``"dead"`` the positions whose sender's side of
+        a ``tf.cond`` did not run (no tensor for those). The request handler
+        checked the incarnation the receiver expects."""
         steps = self._steps.get(step_id) or []
         cancelled = steps[0].cancelled if steps else None
         waiting_for = ", ".join(k.split(";")[0] for k in keys)
         left = len(keys)
-        for key, value in self.rendezvous.recv_many(
+        for batch in self.rendezvous.recv_batches(
                 step_id, keys, deadline, cancelled, waiting_for,
                 peer.hung_up if peer is not None else None):
-            left -= 1
-            if value is DEAD:          # the sender's side of a tf.cond did not run
-                yield {"key": key, "dead": True, "more": left > 0}, []
-            else:
-                yield {"key": key, "more": left > 0}, [value]
+            left -= len(batch)
+            header = {"keys": [key for key, _ in batch], "more": left > 0}
+            dead = [i for i, (_, value) in enumerate(batch) if value is DEAD]
+            if dead:
+                header["dead"] = dead
+            yield header, [value for _, value in batch if value is not DEAD]
 
     def _forget_step(self, step_id, step):
         with self._lock:

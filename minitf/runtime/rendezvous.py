@@ -101,6 +101,14 @@ class Rendezvous:
         in the order they arrive (not the order asked): a key that waits for
         its sender never holds up one that is already here. Ends as
         :meth:`recv` does."""
+        for batch in self.recv_batches(step_id, keys, deadline, cancelled, waiting_for,
+                                       abandoned):
+            yield from batch
+
+    def recv_batches(self, step_id, keys, deadline=None, cancelled=None, waiting_for="",
+                     abandoned=None):
+        """:meth:`recv_many`, yielding a list of every ``(key, value)`` that is
+        here each time it looks (so a stream can send them in one frame)."""
         left = set(keys)
         while left:
             event = None      # made only to wait: most keys are here when asked for
@@ -119,9 +127,9 @@ class Rendezvous:
                     for k in left:
                         self._waiters.setdefault((step_id, k), []).append(event)
             if got:
-                for k, value in got:
+                for k, _ in got:
                     left.discard(k)
-                    yield k, value
+                yield got
                 continue
             try:
                 while not event.is_set():

@@ -129,3 +129,30 @@ def test_parts_skip_the_dead_checks_only_when_no_op_of_the_step_makes_dead_value
                               for part in parts})
     assert plans[0] == {True: [False]}
     assert plans[1] == {False: [True]}
+
+
+def test_tensors_ready_together_cross_in_one_frame(servers):
+    """A ``RecvTensors`` reply carries in one frame every tensor that is ready
+    when it is made (a layer's gradients usually are): the receiver decodes
+    one header and does two reads instead of one of each per tensor. A dead
+    value (the untaken side of a cond) is named by its position, with no
+    tensor; one that comes later gets a frame of its own."""
+    import threading
+    import time
+    from minitf.framework.op_def import DEAD
+    worker = servers[1].worker
+    step = 987654321
+    worker.rendezvous.send(step, "a", np.arange(3, dtype=np.float32))
+    worker.rendezvous.send(step, "b", DEAD)
+    worker.rendezvous.send(step, "c", np.ones(2, np.int32))
+    frames = worker.recv_tensors(step, ["a", "b", "c", "d"], time.monotonic() + 10)
+    header, tensors = next(frames)
+    assert header["more"] is True and sorted(header["keys"]) == ["a", "b", "c"]
+    assert [header["keys"][i] for i in header["dead"]] == ["b"]
+    live = [k for i, k in enumerate(header["keys"]) if i not in header["dead"]]
+    got = dict(zip(live, tensors))
+    assert got["a"].tolist() == [0.0, 1.0, 2.0] and got["c"].tolist() == [1, 1]
+    threading.Timer(0.1, worker.rendezvous.send, (step, "d", np.zeros(1))).start()
+    header, tensors = next(frames)
+    assert header == {"keys": ["d"], "more": False} and tensors[0].tolist() == [0.0]
+    assert list(frames) == []
