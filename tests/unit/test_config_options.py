@@ -224,6 +224,22 @@ def _two_products(n):
     return tf.matmul(a, a, name="first") + tf.matmul(b, b, name="second")
 
 
+_CHAIN_MATRIX = (np.arange(400 * 400, dtype=np.float32).reshape(400, 400) % 7 - 3) / 400
+
+
+def _two_chains():
+    """Two chains of three 400x400 products (a0-a2, b0-b2) that share
+    nothing, each summed (sum_a, sum_b), added up (total)."""
+    m = _CHAIN_MATRIX
+    ends = []
+    for chain in "ab":
+        x = tf.Variable(m + (chain == "b"))
+        for k in range(3):
+            x = tf.matmul(x, m, name="%s%d" % (chain, k))
+        ends.append(tf.reduce_sum(x, name="sum_" + chain))
+    return tf.add(ends[0], ends[1], name="total")
+
+
 @pytest.mark.parametrize("width", [2, 1])
 def test_independent_big_products_on_one_device_go_to_the_pool(width):
     """TF's executor hands ready expensive ops to its inter-op pool whatever
@@ -261,15 +277,9 @@ def test_a_chain_of_products_stays_on_the_pool_thread_that_started_it(monkeypatc
         return j
     real_claim = executor._claim_successor
     monkeypatch.setattr(executor, "_claim_successor", claim)
-    m = (np.arange(400 * 400, dtype=np.float32).reshape(400, 400) % 7 - 3) / 400
+    m = _CHAIN_MATRIX
     with tf.Graph().as_default():
-        ends = []
-        for chain in "ab":
-            x = tf.Variable(m + (chain == "b"))
-            for k in range(3):
-                x = tf.matmul(x, m, name="%s%d" % (chain, k))
-            ends.append(tf.reduce_sum(x, name="sum_" + chain))
-        total = tf.add(ends[0], ends[1], name="total")
+        total = _two_chains()
         config = tf.ConfigProto(inter_op_parallelism_threads=2, intra_op_parallelism_threads=1)
         with tf.Session(config=config) as sess:
             sess.run(tf.global_variables_initializer())
@@ -302,15 +312,9 @@ def test_two_chains_of_products_run_on_one_blas_thread_each(monkeypatch):
         return real(multiply_adds, beside)
     real = threads.use_threads_for
     monkeypatch.setattr(threads, "use_threads_for", use_threads_for)
-    m = (np.arange(400 * 400, dtype=np.float32).reshape(400, 400) % 7 - 3) / 400
+    m = _CHAIN_MATRIX
     with tf.Graph().as_default():
-        ends = []
-        for chain in "ab":
-            x = tf.Variable(m + (chain == "b"))
-            for k in range(3):
-                x = tf.matmul(x, m, name="%s%d" % (chain, k))
-            ends.append(tf.reduce_sum(x))
-        total = tf.add_n(ends)
+        total = _two_chains()
         lone = tf.matmul(tf.Variable(m), m)
         with tf.Session(config=tf.ConfigProto(inter_op_parallelism_threads=2)) as sess:
             sess.run(tf.global_variables_initializer())
