@@ -131,12 +131,11 @@ def use_threads_for(multiply_adds, beside=0):
     small = beside > 0 or multiply_adds < (SHARED_SMALL_PRODUCT if _shared
                                            else SMALL_PRODUCT)
     want = (small, budget)
-    if want == _current:
-        return small or budget == 1
-    for controller, default in _blas():
-        controller.set_num_threads(1 if small else (min(default, budget) if budget
-                                                    else default))
-    _current = want
+    if want != _current:
+        for controller, default in _blas():
+            controller.set_num_threads(1 if small else (min(default, budget) if budget
+                                                        else default))
+        _current = want
     return small or budget == 1
 
 

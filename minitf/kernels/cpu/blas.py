@@ -199,8 +199,9 @@ def _load():
         _why = "minitf's OpenBLAS, %s kernels (%s)" % (lib.core, chosen_by)
         if lib.core.lower() in threads.numpy_blas_cores():
             _numpy_same = True
-            _why += ("; numpy's OpenBLAS runs the same kernels, so products go through "
-                     "np.matmul (a cheaper call), except those added into their output")
+            _why += ("; numpy's OpenBLAS runs the same kernels, so products on one thread "
+                     "go through np.matmul (a cheaper call), except those added into "
+                     "their output")
         threads.add_blas(lib, lib.default_threads)
         return _lib
 
