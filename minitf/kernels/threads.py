@@ -1,12 +1,14 @@
-"""How many threads one kernel may use: Numba's parallel loops and BLAS.
+"""How many threads one kernel may use: Numba's parallel loops, kernels that
+split their own arrays (:mod:`minitf.kernels.split`) and BLAS.
 
-Three things decide it:
+Four things decide it:
 
 * ``intra_op_parallelism_threads`` (TF's name): how many threads *one* kernel
   may use. The executor gives every thread that runs kernels that budget
   (:func:`set_kernel_threads`); Numba's ``set_num_threads`` is per calling
   thread, so a parallel loop launched from that thread splits over at most that
-  many workers, and a large matrix product asks BLAS for no more. With 0 (the
+  many workers, a fused chain cuts its arrays into no more parts
+  (:func:`kernel_parts`), and a large matrix product asks BLAS for no more. With 0 (the
   default) a kernel may use every core. Setting it to 1 while ops of several
   devices run at once keeps concurrent kernels from oversubscribing the cores.
 * small products: OpenBLAS starts a thread per core for every product, even
@@ -44,6 +46,8 @@ OpenBLAS, nothing changes. Nothing here imports Numba until a budget is set.
 """
 
 import threading
+
+from minitf.kernels import split
 
 #: Multiply-adds below which a product runs on one thread.
 SMALL_PRODUCT = 1 << 20
@@ -110,6 +114,18 @@ def set_kernel_threads(n):
 def kernel_threads():
     """The calling thread's budget (0: no limit)."""
     return getattr(_local, "budget", 0)
+
+
+def kernel_parts():
+    """How many threads a kernel that splits its own range
+    (:mod:`minitf.kernels.split`) may use now: the calling thread's budget
+    (every core when it has none), and one while the executor runs expensive
+    kernels side by side or products run, which have the cores already."""
+    if _beside or _running:
+        return 1
+    budget = kernel_threads()
+    cores = split.cores()
+    return min(budget, cores) if budget else cores
 
 
 def share_cores():

@@ -5,7 +5,7 @@ each reads its inputs from memory and writes a full-size temporary back:
 four trips through 40 MB for 10M floats. Fused, one loop reads ``a`` and
 ``b`` once and keeps everything else in registers::
 
-    for i in prange(n):                      # split over threads
+    for i in range(n):      # on each thread, its part of the arrays
         t0 = a[i] * s0                       # Mul   (s0 = 2, a 0-d constant)
         t1 = t0 + s1                         # add   (s1 = 1)
         t2 = t1 if t1 > 0 or t1 != t1 else 0 # Relu  (NaN stays NaN)
@@ -23,6 +23,11 @@ reduction) falls back to running the original ops one by one, so fusion never
 changes a result. A chain whose inputs' static shapes already differ (a bias
 added to a batch) is not fused at all: it would always fall back.
 
+Large arrays (from ``MINITF_PARALLEL_MIN_SIZE`` elements, 8M by default) are
+cut into one part per core, and the loop runs on every part at once
+(:mod:`minitf.kernels.split` says why not with Numba's ``prange``); a
+reduction's parts each return their sum (or max, min), which the caller adds.
+
 The loop is generated as Python **source** and imported through
 ``minitf/kernels/generated.py`` (folder ``minitf_fused`` in the Numba cache
 directory), so ``cache=True`` lets Numba's disk cache serve it to the next
@@ -39,6 +44,7 @@ import threading
 
 import numpy as np
 
+from minitf.kernels import split, threads
 from minitf.kernels.generated import load_source
 from minitf.ops import reduction_ops
 from minitf.runtime.node import Node
@@ -206,7 +212,6 @@ class FusedKernel:
         self._lock = threading.Lock()
         self.last_shapes = {}
         from minitf.kernels.cpu import compile as cpu_compile  # lazy: imports Numba
-        self._parallel_lock = cpu_compile.PARALLEL_LOCK
         self._parallel_min = cpu_compile.PARALLEL_MIN_SIZE
 
     # -- running ------------------------------------------------------------------------------
@@ -273,23 +278,16 @@ class FusedKernel:
                 if not v.flags.c_contiguous:
                     v = np.ascontiguousarray(v)
                 args.append(v.reshape(-1))
-        parallel = n >= self._parallel_min
+        parts = split.bounds(n, threads.kernel_parts() if n >= self._parallel_min else 1)
         if self.reduction:
-            chunks = max(1, min(n, 64)) if parallel else 1
-            acc = np.float64 if self.reduction in ("sum", "mean") else self.dtype
-            partial = np.empty(chunks, acc)
-            if parallel:
-                with self._parallel_lock:
-                    module.reduce_parallel(n, chunks, partial, *args)
-            else:
-                module.reduce_serial(n, chunks, partial, *args)
+            partial = split.run(module.reduce, [_cut(args, scalar, lo, hi) for lo, hi in parts])
             if self.reduction in ("sum", "mean"):
-                r = math.fsum(partial.tolist())   # Python floats: no overflow warning
+                r = math.fsum(partial)            # Python floats: no overflow warning
                 if self.reduction == "mean":
                     r = r / n
             else:
-                r = partial.max() if self.reduction == "max" else partial.min()
-                if np.isnan(partial).any():
+                r = max(partial) if self.reduction == "max" else min(partial)
+                if any(p != p for p in partial):
                     r = np.nan
             with np.errstate(over="ignore"):  # a float64 sum beyond float32's range is inf
                 out = np.asarray(r).astype(self.dtype)
@@ -297,11 +295,9 @@ class FusedKernel:
                 out = out.reshape((1,) * len(shape))
             return [out]
         out = np.empty(shape, self.dtype)
-        if parallel:
-            with self._parallel_lock:
-                module.ew_parallel(n, out.reshape(-1), *args)
-        else:
-            module.ew_serial(n, out.reshape(-1), *args)
+        flat = out.reshape(-1)
+        split.run(module.elementwise, [[flat[lo:hi]] + _cut(args, scalar, lo, hi)
+                                       for lo, hi in parts])
         return [out]
 
     # -- code generation ------------------------------------------------------------------------
@@ -320,11 +316,10 @@ class FusedKernel:
         return generate_source(self.program, self.dtype.name, scalar, self.reduction)
 
 
-def _body(program, scalar, indent, arrays="a"):
+def _body(program, scalar, indent):
     lines = []
     for j, is_scalar in enumerate(scalar):
-        lines.append("%sx%d = %s" % (indent, j, "s%d" % j if is_scalar else "%s%d[i]"
-                                      % (arrays, j)))
+        lines.append("%sx%d = %s" % (indent, j, "s%d" % j if is_scalar else "a%d[i]" % j))
     for m, (op_type, template, refs) in enumerate(program):
         names = ["x%d" % r[1] if r[0] == "in" else "t%d" % r[1] for r in refs]
         expr = template.format(x=names[0], y=names[1] if len(names) > 1 else None)
@@ -332,30 +327,21 @@ def _body(program, scalar, indent, arrays="a"):
     return lines, "t%d" % (len(program) - 1)
 
 
-def _chunk_slices(scalar, indent, out=None):
-    """Lines that cut this chunk's part of every array (``b0 = a0[lo:hi]``).
-
-    The inner loops run over such slices, ``for i in range(b.shape[0])``: LLVM
-    vectorizes that loop (8 or 16 lanes), but not ``for i in range(lo, hi)``
-    over the whole array, which it cannot prove stays in bounds - a 5-10x
-    difference on a 10M-element chain."""
-    lines = ["%slo = c * n // chunks" % indent, "%shi = (c + 1) * n // chunks" % indent]
-    if out is not None:
-        lines.append("%s%s = out[lo:hi]" % (indent, out))
-    for j, is_scalar in enumerate(scalar):
-        if not is_scalar:
-            lines.append("%sb%d = a%d[lo:hi]" % (indent, j, j))
-    return lines
+def _cut(args, scalar, lo, hi):
+    """The kernel's arguments for elements ``lo:hi``: array inputs sliced, scalars as they are."""
+    return [a if is_scalar else a[lo:hi] for a, is_scalar in zip(args, scalar)]
 
 
 def generate_source(program, dtype, scalar, reduction):
-    """Source of a module with ``ew_serial``/``ew_parallel`` (elementwise) or
-    ``reduce_serial``/``reduce_parallel`` kernels for one fused chain.
+    """Source of a module with one kernel for one fused chain: ``elementwise(out,
+    inputs...)``, which writes every element of ``out``, or ``reduce(inputs...)``,
+    which returns the chain's reduction over all of its inputs' elements.
 
-    Each kernel cuts the ``n`` elements into ``chunks`` contiguous pieces
-    (``prange`` hands the pieces to threads in the parallel variant) and runs
-    a vectorizable loop over each piece; a reduction keeps one accumulator
-    per piece (``partial``) and the caller combines them."""
+    Both are serial loops (``nogil``): the caller runs one per part of the
+    arrays on several threads at once (:mod:`minitf.kernels.split`) and
+    combines the parts' sums, maxima or minima itself. The loop is over
+    ``range(a.shape[0])`` of the arrays it is given, a form LLVM vectorizes
+    (8 or 16 lanes)."""
     nb = dtype
     arg_names = ["s%d" % j if s else "a%d" % j for j, s in enumerate(scalar)]
     arg_types = ["numba.%s" % nb if s else "RO" for s in scalar]
@@ -364,7 +350,6 @@ def generate_source(program, dtype, scalar, reduction):
         "",
         "import numba",
         "import numpy as np",
-        "from numba import prange",
         "",
         "# exp/log/tanh/sigmoid as vectorizable arithmetic (minitf/kernels/cpu/vector_math.py)",
         "from minitf.kernels.cpu.vector_math import (exp_%s as exp_, log_%s as log_," % (
@@ -378,44 +363,32 @@ def generate_source(program, dtype, scalar, reduction):
         "",
     ]
     if reduction is None:
-        sig = "numba.void(numba.int64, numba.%s[::1], %s)" % (nb, ", ".join(arg_types))
+        sig = "numba.void(numba.%s[::1], %s)" % (nb, ", ".join(arg_types))
         body, last = _body(program, scalar, " " * 8)
-        lines += ["", "@numba.njit(%s, parallel=False, **OPTIONS)" % sig,
-                  "def ew_serial(n, out, %s):" % ", ".join(arg_names),
+        lines += ["", "@numba.njit(%s, **OPTIONS)" % sig,
+                  "def elementwise(out, %s):" % ", ".join(arg_names),
                   "    for i in range(out.shape[0]):"] + body + \
                  ["        out[i] = %s" % last, ""]
-        body, last = _body(program, scalar, " " * 12, arrays="b")
-        lines += ["", "@numba.njit(%s, parallel=True, **OPTIONS)" % sig,
-                  "def ew_parallel(n, out, %s):" % ", ".join(arg_names),
-                  "    chunks = min(n, 64)",
-                  "    for c in prange(chunks):"] + _chunk_slices(scalar, " " * 8, "o") + \
-                 ["        for i in range(o.shape[0]):"] + body + \
-                 ["            o[i] = %s" % last, ""]
     else:
         acc_t = "float64" if reduction in ("sum", "mean") else nb
-        sig = "numba.void(numba.int64, numba.int64, numba.%s[::1], %s)" % (
-            acc_t, ", ".join(arg_types))
+        sig = "numba.%s(%s)" % (acc_t, ", ".join(arg_types))
         init = {"sum": "0.0", "mean": "0.0", "max": "-np.inf", "min": "np.inf"}[reduction]
-        for name, loop, par in (("reduce_serial", "range", False),
-                                ("reduce_parallel", "prange", True)):
-            body, last = _body(program, scalar, " " * 12, arrays="b")
-            if reduction in ("sum", "mean"):
-                combine = ["            acc += np.float64(%s)" % last]
-                result = "acc"
-            else:
-                # select, not branch, so that the loop vectorizes; NaN wins, as in TF
-                cmp = ">" if reduction == "max" else "<"
-                combine = ["            v = %s" % last,
-                           "            acc = v if v %s acc else acc" % cmp,
-                           "            nan = nan or v != v"]
-                result = "np.%s(np.nan) if nan else acc" % nb
-            first = [a for a, sc in zip(("b%d" % j for j in range(len(scalar))), scalar)
-                     if not sc][0]
-            lines += ["", "@numba.njit(%s, parallel=%s, **OPTIONS)" % (sig, par),
-                      "def %s(n, chunks, partial, %s):" % (name, ", ".join(arg_names)),
-                      "    for c in %s(chunks):" % loop] + _chunk_slices(scalar, " " * 8) + \
-                     ["        acc = numba.%s(%s)" % (acc_t, init),
-                      "        nan = False",
-                      "        for i in range(%s.shape[0]):" % first] + body + combine + \
-                     ["        partial[c] = %s" % result, ""]
+        body, last = _body(program, scalar, " " * 8)
+        start = ["    acc = numba.%s(%s)" % (acc_t, init)]
+        if reduction in ("sum", "mean"):
+            combine = ["        acc += np.float64(%s)" % last]
+            result = "acc"
+        else:
+            start.append("    nan = False")
+            # select, not branch, so that the loop vectorizes; NaN wins, as in TF
+            cmp = ">" if reduction == "max" else "<"
+            combine = ["        v = %s" % last,
+                       "        acc = v if v %s acc else acc" % cmp,
+                       "        nan = nan or v != v"]
+            result = "np.%s(np.nan) if nan else acc" % nb
+        first = [a for a, sc in zip(arg_names, scalar) if not sc][0]
+        lines += ["", "@numba.njit(%s, **OPTIONS)" % sig,
+                  "def reduce(%s):" % ", ".join(arg_names)] + start + \
+                 ["    for i in range(%s.shape[0]):" % first] + body + combine + \
+                 ["    return %s" % result, ""]
     return "\n".join(lines) + "\n"

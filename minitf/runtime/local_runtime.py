@@ -72,8 +72,8 @@ class LocalRuntime:
         trace = Trace() if (options is not None and options.trace_level > 0
                             and run_metadata is not None) else None
         step = StepState(deadline, next(_step_ids), trace=trace)
-        if self.config.intra_op_parallelism_threads:
-            threads.set_kernel_threads(self.config.intra_op_parallelism_threads)
+        # (every step: the calling thread may have run another session's steps)
+        threads.set_kernel_threads(self.config.intra_op_parallelism_threads)
         self._running.add(step)
         try:
             values = plan.run(feed_values, step)

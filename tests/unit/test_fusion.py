@@ -135,14 +135,12 @@ def test_generated_source_is_a_cached_module_file():
         (("Mul", math_ops.MUL.elementwise.fusion, (("in", 0), ("in", 1))),
          ("Relu", nn_ops.RELU.elementwise.fusion, (("t", 0),))),
         "float32", (False, True), "sum")
-    assert "def reduce_parallel(n, chunks, partial, a0, s1):" in source
-    assert "cache=True" in source and "prange(chunks)" in source
+    assert "def reduce(a0, s1):" in source
+    assert "cache=True" in source and "nogil=True" in source and "prange" not in source
     module = generated.load_source(source, "minitf_fused", "minitf_fused")
-    partial = np.empty(1)
     x = np.array([-1.0, 2.0, 3.0], np.float32)
     x.flags.writeable = False
-    module.reduce_serial(3, 1, partial, x, np.float32(2.0))
-    assert partial[0] == 10.0
+    assert module.reduce(x, np.float32(2.0)) == 10.0
 
 
 def test_switches_turn_fusion_off(monkeypatch):
@@ -166,8 +164,7 @@ def test_next_process_loads_the_fused_kernel_from_cache(tmp_path):
                 print(s.run(y, {a: np.ones(4, np.float32), b: np.ones(4, np.float32)}))
         from minitf.kernels import generated
         mods = [m for n, m in generated._loaded.items() if n.startswith("minitf_fused")]
-        print(sum(len(f.stats.cache_hits) for m in mods
-                  for f in (m.reduce_serial, m.reduce_parallel)))
+        print(sum(len(m.reduce.stats.cache_hits) for m in mods))
     """)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     first = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,

@@ -30,7 +30,9 @@ Parallel kernels use Numba's threading layer. We pick the ``workqueue`` layer
 ``fork()``, which the multiprocess lessons rely on; GNU OpenMP does not.
 ``workqueue`` is not thread-safe, and the executor runs devices on threads, so
 every parallel launch holds :data:`PARALLEL_LOCK`. Serial kernels are compiled
-with ``nogil=True`` and run concurrently.
+with ``nogil=True`` and run concurrently. The fused elementwise kernels
+(``minitf/runtime/fusion.py``) are serial only: they split their arrays over
+threads of minitf's own (:mod:`minitf.kernels.split`, which says why).
 """
 
 import dis
