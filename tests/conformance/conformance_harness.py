@@ -32,10 +32,14 @@ which logs only the ops a run needs shows the same set as TF.
 """
 from __future__ import annotations
 
+import atexit
 import difflib
+import json
 import os
 import re
+import select
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +126,10 @@ def compared_text(stdout: str, stderr: str, placement_log: bool) -> str:
     return "\n".join(kept + [PLACEMENT_HEADER] + sorted(placements)) + "\n"
 
 
-def run_program(name: str, python: str, engine: str) -> Run:
-    """Run programs/NAME.py with `python`, MINITF_ENGINE=engine."""
+def program_env(engine: str) -> dict:
+    """The environment a program runs in under ``engine``."""
     env = dict(os.environ)
+    env.pop("PYTEST_CURRENT_TEST", None)   # pytest's, changed per test: one zygote serves all
     env["MINITF_ENGINE"] = engine
     env["PYTHONIOENCODING"] = "utf-8"
     # TF 2.21 has tf.layers and tf.nn.rnn_cell only through tf_keras (Keras 2),
@@ -136,19 +141,104 @@ def run_program(name: str, python: str, engine: str) -> Run:
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    try:
-        proc = subprocess.run(
-            [python, str(PROGRAMS / f"{name}.py")],
-            cwd=HERE, env=env, capture_output=True, text=True,
-            timeout=TIMEOUT_S,
-        )
-        returncode, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
-    except subprocess.TimeoutExpired as e:
-        returncode = None
-        stdout = _text(e.stdout)
-        stderr = _text(e.stderr)
+    return env
+
+
+def run_program(name: str, python: str, engine: str, fresh: bool = False) -> Run:
+    """Run programs/NAME.py with `python`, MINITF_ENGINE=engine: forked from a
+    zygote that has imported the engine already (zygote.py says why), or with
+    ``fresh`` in a process of its own, ``python NAME.py`` (record.py does so
+    for the goldens, and the suite for one program, to show the two agree)."""
+    env = program_env(engine)
+    program = PROGRAMS / f"{name}.py"
+    if fresh:
+        try:
+            proc = subprocess.run(
+                [python, str(program)],
+                cwd=HERE, env=env, capture_output=True, text=True,
+                timeout=TIMEOUT_S,
+            )
+            returncode, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+        except subprocess.TimeoutExpired as e:
+            returncode = None
+            stdout = _text(e.stdout)
+            stderr = _text(e.stderr)
+    else:
+        returncode, stdout, stderr = zygote(python, env).run(program, TIMEOUT_S)
     text = compared_text(stdout, stderr, opts_into_placement_log(name))
     return Run(name, engine, returncode, stdout, stderr, text)
+
+
+class ZygoteError(RuntimeError):
+    """The zygote process died or stopped answering."""
+
+
+class _Zygote:
+    """One zygote.py process (an engine imported, waiting for programs)."""
+
+    def __init__(self, python: str, env: dict):
+        read_end, write_end = os.pipe()
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(
+            [python, str(HERE / "zygote.py"), str(write_end)], cwd=HERE, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self.log,
+            pass_fds=(write_end,))
+        os.close(write_end)
+        self.replies = os.fdopen(read_end, "rb")
+
+    def run(self, program: Path, timeout: float) -> tuple[int | None, str, str]:
+        with tempfile.TemporaryDirectory(prefix="minitf-conformance-") as tmp:
+            out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
+            request = {"program": str(program), "stdout": str(out), "stderr": str(err),
+                       "timeout": timeout}
+            try:
+                self.proc.stdin.write((json.dumps(request) + "\n").encode())
+                self.proc.stdin.flush()
+            except OSError:
+                self._fail("could not send it the program")
+            # the zygote kills a program at `timeout`; this is for the zygote itself
+            ready, _, _ = select.select([self.replies], [], [], timeout + 30)
+            line = self.replies.readline() if ready else b""
+            if not line:
+                self._fail("no answer for %s within %d s" % (program.name, timeout + 30))
+            returncode = json.loads(line)["returncode"]
+            return (returncode, out.read_text("utf-8", "replace") if out.exists() else "",
+                    err.read_text("utf-8", "replace") if err.exists() else "")
+
+    def _fail(self, what: str):
+        self.stop()
+        self.log.seek(0)
+        tail = "\n".join(self.log.read().decode("utf-8", "replace").splitlines()[-30:])
+        raise ZygoteError("conformance zygote (%s): %s; its stderr:\n%s"
+                          % (self.proc.args[0], what, tail))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()      # the zygote exits at the end of its input
+                self.proc.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.replies.close()
+
+
+_zygotes: dict = {}
+
+
+def zygote(python: str, env: dict) -> _Zygote:
+    """The running zygote for this python and environment (started if needed)."""
+    key = (python, tuple(sorted(env.items())))
+    zygote = _zygotes.get(key)
+    if zygote is None or zygote.proc.poll() is not None:
+        zygote = _zygotes[key] = _Zygote(python, env)
+    return zygote
+
+
+@atexit.register
+def stop_zygotes():
+    while _zygotes:
+        _zygotes.popitem()[1].stop()
 
 
 def _text(data) -> str:

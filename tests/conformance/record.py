@@ -25,7 +25,7 @@ def main(argv):
         sys.exit(f"no such program(s): {', '.join(unknown)}")
     failed = False
     for name in names:
-        run = harness.run_program(name, python, "tf")
+        run = harness.run_program(name, python, "tf", fresh=True)
         problem = run.problem()
         if problem:
             print(problem, file=sys.stderr)
