@@ -21,7 +21,6 @@ lines instead of being waited for forever.
 import atexit
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -31,29 +30,25 @@ import weakref
 from minitf.framework import errors
 from minitf.distributed import protocol
 from minitf.distributed.cluster_spec import ClusterSpec
+from minitf.distributed.ports import free_port, free_ports  # noqa: F401 - free_port: launcher's API
 from minitf.distributed.rpc import Channel
 
 _LIVE = weakref.WeakSet()
-
-
-def free_port(host="127.0.0.1"):
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def _cluster_from(jobs, host, base_port):
     """``{"ps": 1, "worker": 2}`` -> ``{"ps": ["localhost:p0"], ...}``."""
     out = {}
     port = base_port
+    picked = iter(free_ports(sum(n for n in jobs.values() if isinstance(n, int)))
+                  if base_port is None else ())
     for job in sorted(jobs):
         spec = jobs[job]
         if isinstance(spec, int):
             addrs = []
             for _ in range(spec):
                 if base_port is None:
-                    addrs.append("%s:%d" % (host, free_port()))
+                    addrs.append("%s:%d" % (host, next(picked)))
                 else:
                     addrs.append("%s:%d" % (host, port))
                     port += 1

@@ -46,6 +46,7 @@ from minitf.runtime.devices import local_devices
 from minitf.distributed import auth, protocol, wire
 from minitf.distributed.cluster_spec import ClusterSpec
 from minitf.distributed.master import MasterService
+from minitf.distributed.ports import free_port, free_ports
 from minitf.distributed.rpc import Channel
 from minitf.distributed.worker import WorkerService
 
@@ -169,7 +170,7 @@ class Server:
     def create_local_server(config=None, start=True):
         """A one-task server on a free loopback port, in job ``localhost`` as in
         TF, so its devices are named ``/job:localhost/replica:0/task:0/...``."""
-        port = _free_port()
+        port = free_port()
         return Server({"localhost": ["localhost:%d" % port]}, job_name="localhost",
                       task_index=0, config=config, start=start)
 
@@ -474,12 +475,6 @@ def _listen(host, port, task_name, address):
     return sock
 
 
-def _free_port(host="127.0.0.1"):
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
 def create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None,
                          ps_config=None):
     """``tf.test.create_local_cluster``: ``num_workers`` worker and ``num_ps``
@@ -495,9 +490,10 @@ def create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=Non
     if int(num_workers) < 0 or int(num_ps) < 0:
         raise ValueError("create_local_cluster needs num_workers >= 0 and num_ps >= 0 "
                          "(got %r and %r)" % (num_workers, num_ps))
+    ports = free_ports(int(num_workers) + int(num_ps))
     cluster = ClusterSpec({
-        "worker": ["localhost:%d" % _free_port() for _ in range(int(num_workers))],
-        "ps": ["localhost:%d" % _free_port() for _ in range(int(num_ps))]})
+        "worker": ["localhost:%d" % p for p in ports[:int(num_workers)]],
+        "ps": ["localhost:%d" % p for p in ports[int(num_workers):]]})
     workers = [Server(cluster, job_name="worker", task_index=i, protocol=protocol,
                       config=worker_config, start=True) for i in range(int(num_workers))]
     ps_servers = [Server(cluster, job_name="ps", task_index=i, protocol=protocol,
