@@ -50,7 +50,6 @@ from its buffer.
 """
 
 import math
-import os
 import secrets
 import threading
 from typing import NamedTuple
@@ -58,6 +57,7 @@ from typing import NamedTuple
 import numpy as np
 
 from minitf.framework.errors import InvalidArgumentError
+from minitf.kernels import split
 from minitf.kernels.threads import kernel_threads
 
 _M64 = (1 << 64) - 1
@@ -294,9 +294,7 @@ def random_shuffle(generator, value, fill=None):
 
 def default_num_threads():
     """TF's default intra-op thread count: the CPUs this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+    return split.cores()
 
 
 def multinomial(generator, logits, num_samples, output_dtype=np.int64, num_threads=None,
